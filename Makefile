@@ -1,0 +1,30 @@
+# Two commands for a newcomer (only python3 needed): `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# CPU-only PyTorch (a plain `pip install torch` pulls a multi-GB CUDA build on Linux).
+TORCH_SPEC  ?= torch==2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
+.PHONY: setup run test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)" --extra-index-url $(TORCH_INDEX)
+	$(BIN)/python -m pip install --quiet -e ".[test]" --extra-index-url $(TORCH_INDEX)
+	touch $@
+
+run: setup
+	$(BIN)/memory serve
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python bench/summary.py
+
+clean:
+	rm -rf $(VENV)

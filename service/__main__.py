@@ -1,0 +1,3 @@
+from service.cli.main import app
+
+app()

@@ -1,0 +1,83 @@
+"""The ASGI application: REST review API, MCP endpoint, health checks, one lifespan owning resources."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.openapi.utils import get_openapi
+from starlette.routing import Route
+
+from service import __version__
+from service.api import errors
+from service.api.routes import facts, health, profiles, queries, stats
+from service.config import Settings
+from service.container import Services, build_services
+from service.mcp.endpoint import MCPEndpoint, build_mcp_server, transport_security
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None,
+               preload_embedder: bool = False) -> FastAPI:
+    """Build the app. Pass `services` to share them (tests); otherwise they are built from settings."""
+    if services is None:
+        services = build_services(settings or Settings())
+    settings = services.settings
+    mcp_server = build_mcp_server(services)
+    mcp_server.streamable_http_app(
+        stateless_http=True, json_response=True, transport_security=transport_security(settings)
+    )
+    manager = mcp_server.session_manager
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if preload_embedder and services.embedder.enabled:
+            services.embedder.start()
+        async with manager.run():
+            yield
+
+    app = FastAPI(
+        title="Agent memory service",
+        version=__version__,
+        description="Curated facts for software agents: five MCP tools at /mcp/{profile}, REST for reviewers.",
+        lifespan=lifespan,
+        redirect_slashes=False,
+    )
+    app.state.services = services
+    errors.install(app)
+    for module in (profiles, queries, stats, facts, health):
+        app.include_router(module.router)
+    endpoint = MCPEndpoint(services, manager)
+    for path in ("/mcp/{profile}", "/mcp/{profile}/"):
+        app.router.routes.append(Route(path, endpoint=endpoint, methods=["POST"]))
+    if settings.cors_origin_list:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origin_list,
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name",
+                           "Mcp-Session-Id", "Last-Event-ID"],
+            expose_headers=["Mcp-Session-Id", "X-Memory-Source"],
+        )
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """OpenAPI without FastAPI's 422 (this API answers 400 for every bad parameter)."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    for path_item in schema.get("paths", {}).values():
+        for operation in path_item.values():
+            operation.get("responses", {}).pop("422", None)
+    for name in ("HTTPValidationError", "ValidationError"):
+        schema.get("components", {}).get("schemas", {}).pop(name, None)
+    schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
+        "type": "http", "scheme": "bearer"
+    }
+    schema["security"] = [{"bearer": []}]
+    app.openapi_schema = schema
+    return schema

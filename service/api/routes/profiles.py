@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from service.api.deps import CallerDep, ServicesDep
+from service.api.errors import responses
+from service.clock import isoformat
+from service.store import repository as repo
+
+router = APIRouter(tags=["profiles"])
+
+
+@router.get("/api/profiles", responses=responses(401))
+def list_profiles(caller: CallerDep, svc: ServicesDep) -> dict[str, Any]:
+    """The caller's profile (a token opens exactly one)."""
+    with svc.db.read() as session:
+        facts = repo.count_facts(session, caller.id, "active")
+    return {"profiles": [{"name": caller.name, "facts": facts, "created_at": isoformat(caller.created_at)}]}

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from service.api.deps import ProfileDep, ServicesDep
+from service.api.errors import responses
+from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
+
+router = APIRouter(tags=["query log"])
+
+Limit = Annotated[int, Query(ge=1, le=LISTING_MAX, description="Rows to return, newest first (1-500).")]
+Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description="Window in whole UTC days ending today (1-365).")]
+
+
+@router.get("/api/{profile}/queries", responses=responses(400, 401))
+def list_queries(profile: ProfileDep, svc: ServicesDep, limit: Limit = LISTING_DEFAULT) -> dict[str, Any]:
+    """The query log, newest first, capped at the 500 newest rows."""
+    return {"profile": profile.name, "queries": svc.query_log.listing(profile, limit)}
+
+
+@router.get("/api/{profile}/queries/summary", responses=responses(400, 401))
+def summary(profile: ProfileDep, svc: ServicesDep, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
+    """Aggregates of the query log over a window of whole days (see README for every field)."""
+    return svc.query_log.summary(profile, days)
+
+
+@router.get("/api/{profile}/queries/{query_id}", responses=responses(400, 401, 404))
+def one_query(
+    profile: ProfileDep, svc: ServicesDep, query_id: Annotated[int, Path(ge=1, description="Query-log row id.")]
+) -> dict[str, Any]:
+    """One query-log row with what it handed back: uids with lexical, vector and fused scores."""
+    return {"profile": profile.name, "query": svc.query_log.get(profile, query_id)}

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from service.api.deps import ProfileDep, ServicesDep
+from service.api.errors import responses
+from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX
+
+router = APIRouter(tags=["stats"])
+
+Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description="Window in whole UTC days ending today (1-365).")]
+
+
+@router.get("/api/{profile}/stats", responses=responses(400, 401))
+def stats(profile: ProfileDep, svc: ServicesDep, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
+    """The store's shape: counts by status and kind, top tags, created/retired per day, span."""
+    return svc.stats.stats(profile, days)

@@ -1,0 +1,125 @@
+"""The `memory` command line: serve, profiles, tokens, and maintenance of the search index."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from service.cli import maintenance
+from service.cli.output import console, emit, failures
+from service.config import Settings
+from service.container import build_database
+from service.domain.profiles import ProfileService
+
+app = typer.Typer(help="Agent memory service.", no_args_is_help=True, add_completion=False)
+profile_app = typer.Typer(help="Create and list profiles.", no_args_is_help=True)
+token_app = typer.Typer(help="Issue, list and revoke bearer tokens.", no_args_is_help=True)
+app.add_typer(profile_app, name="profile")
+app.add_typer(token_app, name="token")
+maintenance.register(app)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+
+
+def _profiles() -> ProfileService:
+    return ProfileService(build_database(Settings()))
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address (default MEMORY_BIND).")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port (default MEMORY_PORT).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the service (REST, MCP at /mcp/{profile}, health checks)."""
+    import uvicorn
+
+    from service.api.app import create_app
+
+    with failures(as_json):
+        overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+        application = create_app(settings, preload_embedder=True)
+        if as_json:
+            typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))
+        else:
+            console.print(f"memory service on {settings.base_url} (MCP at {settings.base_url}/mcp/<profile>)")
+        uvicorn.run(application, host=settings.bind, port=settings.port, log_level="info", proxy_headers=True)
+
+
+@profile_app.command("create")
+def profile_create(name: str, as_json: JsonOpt = False) -> None:
+    """Create a profile (a partition of the store with its own tokens)."""
+    with failures(as_json):
+        ref = _profiles().create(name)
+        emit(as_json, {"profile": ref.name, "created": True},
+             lambda: console.print(f"created profile {ref.name}; next: memory token issue {ref.name}"))
+
+
+@profile_app.command("list")
+def profile_list(as_json: JsonOpt = False) -> None:
+    """List profiles."""
+    with failures(as_json):
+        refs = _profiles().list()
+        data = {"profiles": [{"name": r.name, "created_at": r.created_at.isoformat()} for r in refs]}
+        emit(as_json, data, lambda: console.print("\n".join(r.name for r in refs) or "no profiles yet"))
+
+
+@token_app.command("issue")
+def token_issue(
+    profile: str,
+    as_json: JsonOpt = False,
+    alias: Annotated[str, typer.Option(help="Client-side alias used in the printed registration.")] = "memory",
+) -> None:
+    """Issue a bearer token for a profile. It is shown once; only its hash is stored."""
+    with failures(as_json):
+        settings = Settings()
+        issued = ProfileService(build_database(settings)).issue_token(profile)
+        url = f"{settings.base_url}/mcp/{issued.profile}"
+        data = {"profile": issued.profile, "token_id": issued.token_id, "token": issued.token, "url": url}
+
+        def human() -> None:
+            registration = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {issued.token}"}}
+            console.print(f"token {issued.token_id} for profile {issued.profile} (shown once, store it now):")
+            console.print(issued.token, highlight=False, soft_wrap=True)
+            console.print("\nClaude Code:", style="bold")
+            console.print(
+                f'claude mcp add --transport http {alias} {url} --header "Authorization: Bearer {issued.token}"',
+                highlight=False, soft_wrap=True,
+            )
+            console.print("\nJSON configuration (other clients):", style="bold")
+            console.print(json.dumps({alias: registration}, indent=2), highlight=False, soft_wrap=True)
+
+        emit(as_json, data, human)
+
+
+@token_app.command("list")
+def token_list(profile: str, as_json: JsonOpt = False) -> None:
+    """List a profile's tokens (ids and state; tokens themselves are never stored)."""
+    with failures(as_json):
+        tokens = _profiles().tokens(profile)
+        data = {"profile": profile, "tokens": [t.to_dict() for t in tokens]}
+
+        def human() -> None:
+            for t in tokens:
+                state = "active" if t.revoked_at is None else f"revoked {t.revoked_at.isoformat()}"
+                console.print(f"{t.token_id}  created {t.created_at.isoformat()}  {state}")
+            if not tokens:
+                console.print(f"no tokens for {profile}; issue one with: memory token issue {profile}")
+
+        emit(as_json, data, human)
+
+
+@token_app.command("revoke")
+def token_revoke(token_id: str, as_json: JsonOpt = False) -> None:
+    """Revoke a token by its id (see `memory token list`). Requests with it get 401 from now on."""
+    with failures(as_json):
+        info = _profiles().revoke_token(token_id)
+        emit(as_json, {"revoked": True, **info.to_dict()},
+             lambda: console.print(f"revoked {info.token_id} of profile {info.profile}"))
+
+
+def main() -> None:
+    app()

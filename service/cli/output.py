@@ -1,0 +1,43 @@
+"""CLI output: one JSON object on stdout with --json, friendly text otherwise; errors end with exit 1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from service.errors import MemoryServiceError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def emit(as_json: bool, data: dict[str, Any], human: Callable[[], None]) -> None:
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        human()
+
+
+@contextmanager
+def failures(as_json: bool) -> Iterator[None]:
+    """Turn domain errors into one clear line (or a JSON error object) and exit code 1."""
+    try:
+        yield
+    except MemoryServiceError as exc:
+        if as_json:
+            typer.echo(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
+        else:
+            err_console.print(f"[red]error:[/red] {exc.message}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1) from None
+    except ValueError as exc:  # settings refused by validation (bad MEMORY_* value)
+        message = str(exc).splitlines()[0] if str(exc) else "invalid configuration"
+        if as_json:
+            typer.echo(json.dumps({"error": {"code": "invalid_configuration", "message": str(exc)}}))
+        else:
+            err_console.print(f"[red]error:[/red] {message}\n{exc}", highlight=False)
+        raise typer.Exit(code=1) from None

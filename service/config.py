@@ -1,0 +1,95 @@
+"""The one configuration object. Only this module reads the environment (MEMORY_* variables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    return Path.home() / ".local" / "share" / "memory"
+
+
+class Settings(BaseSettings):
+    """Service settings, read from MEMORY_* environment variables (see README, "Configuration")."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMORY_", extra="ignore", frozen=True)
+
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    database_url: str | None = None
+
+    search: Literal["embedded", "opensearch"] = "embedded"
+    opensearch_url: str | None = None
+    opensearch_shards: int = Field(default=1, ge=1, le=64)
+    opensearch_replicas: int = Field(default=0, ge=0, le=8)
+
+    embedder: Literal["minilm", "openai", "none"] = "minilm"
+    embedder_url: str | None = None
+    embedder_model: str = "text-embedding-3-small"
+    embedder_api_key: str | None = None
+    embedder_timeout: float = Field(default=10.0, gt=0)
+    torch_threads: int = Field(default=1, ge=1, le=64)
+
+    bind: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    public_url: str | None = None
+    allowed_hosts: str = ""
+    cors_origins: str = ""
+
+    # Search tuning: see README "How search decides what matched".
+    min_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
+    similar_threshold: float = Field(default=0.75, ge=-1.0, le=1.0)
+    lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    fusion_depth: int = Field(default=100, ge=1, le=10_000)
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_db_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if value.startswith("postgresql://") or value.startswith("postgres://"):
+            return "postgresql+psycopg://" + value.split("://", 1)[1]
+        return value
+
+    @model_validator(mode="after")
+    def _check_backends(self) -> "Settings":
+        if self.search == "opensearch" and not self.opensearch_url:
+            raise ValueError("MEMORY_SEARCH=opensearch needs MEMORY_OPENSEARCH_URL (e.g. http://localhost:9200)")
+        if self.embedder == "openai" and not self.embedder_url:
+            raise ValueError("MEMORY_EMBEDDER=openai needs MEMORY_EMBEDDER_URL (an OpenAI-compatible /v1 base URL)")
+        return self
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'memory.db'}"
+
+    @property
+    def vector_weight(self) -> float:
+        return round(1.0 - self.lexical_weight, 6)
+
+    @property
+    def allowed_host_list(self) -> list[str]:
+        return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [o.strip() for o in self.cors_origins.split(",") if o.strip()]
+
+    @property
+    def base_url(self) -> str:
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = self.bind if self.bind not in ("0.0.0.0", "::") else "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment; keyword overrides win (tests, CLI options)."""
+    return Settings(**overrides)  # type: ignore[arg-type]

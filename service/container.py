@@ -1,0 +1,86 @@
+"""Wiring: the one place that picks the canonical store, search backend and embedder from settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from service.config import Settings
+from service.domain.facts import FactService
+from service.domain.ports import Embedder, SearchBackend
+from service.domain.profiles import ProfileService
+from service.domain.querylog import QueryLog
+from service.domain.search import SearchService
+from service.domain.stats import StoreStats
+from service.store.engine import Database
+from service.store.migrate import upgrade
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    embedder: Embedder
+    backend: SearchBackend
+    profiles: ProfileService
+    facts: FactService
+    search: SearchService
+    query_log: QueryLog
+    stats: StoreStats
+
+    def readiness(self) -> dict[str, Any]:
+        checks: dict[str, Any] = {}
+        try:
+            self.db.ping()
+            checks["database"] = {"state": "ready", "dialect": self.db.dialect}
+        except Exception as exc:  # readiness reports; it never raises
+            checks["database"] = {"state": "error", "error": str(exc).splitlines()[0]}
+        checks["search"] = self.backend.status()
+        checks["embedder"] = self.embedder.status()
+        ready = checks["database"]["state"] == "ready" and checks["search"].get("state") in ("ready", "degraded")
+        return {"ready": ready, "checks": checks}
+
+    def close(self) -> None:
+        self.backend.close()
+        self.db.dispose()
+
+
+def build_database(settings: Settings) -> Database:
+    """Open the canonical store and bring its schema up to date (CLI commands need only this)."""
+    db = Database(settings.resolved_database_url)
+    upgrade(db.engine)
+    return db
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    from service.embedding.factory import build_embedder as factory
+
+    return factory(settings)
+
+
+def build_backend(settings: Settings, db: Database, embedder: Embedder) -> SearchBackend:
+    if settings.search == "opensearch":
+        from service.search.opensearch.backend import OpenSearchBackend  # type: ignore[import-not-found]
+
+        return OpenSearchBackend(settings, db, embedder)  # type: ignore[no-any-return]
+    from service.search.embedded.backend import EmbeddedSearch
+
+    return EmbeddedSearch(db, embedder, settings)
+
+
+def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
+    db = build_database(settings)
+    embedder = embedder or build_embedder(settings)
+    backend = build_backend(settings, db, embedder)
+    query_log = QueryLog(db)
+    return Services(
+        settings=settings,
+        db=db,
+        embedder=embedder,
+        backend=backend,
+        profiles=ProfileService(db),
+        facts=FactService(db, embedder, backend),
+        search=SearchService(db, embedder, backend, query_log),
+        query_log=query_log,
+        stats=StoreStats(db),
+    )

@@ -1,0 +1,261 @@
+"""The fact lifecycle, in one place for every face: write, supersede, amend, retire, read.
+
+Rules (CONTRACT.md "Lifecycle"):
+- write: a new active fact under a new uid.
+- update with changed text: a new active fact (new uid, supersedes = old uid) replaces the old one, which
+  becomes superseded (superseded_by = new uid). Both rows survive.
+- update of title/kind/tags only: amended in place (same uid), previous values kept as a revision.
+- update that changes nothing: no-op.
+- forget: retired (soft), with retired_at and reason; forgetting a retired fact returns it unchanged.
+- update/forget of a superseded fact, update of a retired fact: errors naming what to do instead.
+Each call is one database transaction, so a crash never leaves half a supersession.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlmodel import Session
+
+from service import ids
+from service.clock import utcnow
+from service.domain import validation
+from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult
+from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend
+from service.domain.profiles import ProfileRef
+from service.errors import Conflict, NotFound
+from service.store import repository as repo
+from service.store.engine import Database
+from service.store.tables import FactRevision, FactRow
+
+log = logging.getLogger(__name__)
+
+SIMILAR_LIMIT = 3
+
+
+def embedding_text(title: str, text: str) -> str:
+    """What is embedded for a fact (the same in every backend and in reindex)."""
+    return f"{title}\n{text}"
+
+
+@dataclass(frozen=True)
+class FactDetail:
+    fact: Fact
+    revisions: list[Revision]
+    chain: list[Fact]  # the whole supersession chain, oldest first, this fact included
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fact": self.fact.to_dict(),
+            "revisions": [r.to_dict() for r in self.revisions],
+            "chain": [f.to_dict() for f in self.chain],
+        }
+
+
+class FactService:
+    def __init__(self, db: Database, embedder: Embedder, search: SearchBackend) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.search = search
+
+    # --- commands ---------------------------------------------------------------------------------
+
+    def write(self, profile: ProfileRef, *, title: str, text: str, kind: str, tags: list[str] | None) -> WriteResult:
+        title, text, kind = validation.title(title), validation.text(text), validation.kind(kind)
+        clean_tags = validation.tags(tags)
+        vector = self._embed(title, text)
+        now = utcnow()
+        with self.db.write() as session:
+            seq = repo.lock_profile(session, profile.id)
+            row = FactRow(
+                profile_id=profile.id, uid=ids.new_fact_uid(), title=title, text=text, kind=kind, tags=clean_tags,
+                status=FactStatus.ACTIVE, created_at=now, updated_at=now, created_day=now.date(), change_seq=seq,
+            )
+            session.add(row)
+            session.flush()
+            repo.sync_fact_tags(session, row)
+            self._store_vector(session, row, vector, now)
+            fact = repo.to_fact(row)
+        self.search.changed(profile.id, profile.name)
+        similar = self._similar(profile, fact.uid)
+        return WriteResult(fact=fact, similar=similar)
+
+    def update(
+        self,
+        profile: ProfileRef,
+        uid: str,
+        *,
+        text: str | None = None,
+        title: str | None = None,
+        kind: str | None = None,
+        tags: list[str] | None = None,
+    ) -> UpdateResult:
+        uid = validation.uid(uid)
+        new_text = validation.text(text) if text is not None else None
+        new_title = validation.title(title) if title is not None else None
+        new_kind = validation.kind(kind) if kind is not None else None
+        new_tags = validation.tags(tags) if tags is not None else None
+
+        # Embed outside the transaction (it may take a while); used only if the locked row agrees.
+        with self.db.read() as session:
+            before = repo.fact_row(session, profile.id, uid)
+        vector, embedded_for = None, None
+        if before is not None and before.status == FactStatus.ACTIVE:
+            final = (new_title or before.title, new_text or before.text)
+            if final != (before.title, before.text):
+                vector, embedded_for = self._embed(*final), final
+
+        now = utcnow()
+        with self.db.write() as session:
+            seq = repo.lock_profile(session, profile.id)
+            row = self._mutable_row(session, profile, uid, action="update")
+            if row.status == FactStatus.RETIRED:
+                raise Conflict(
+                    f"fact {uid} is retired and cannot be updated; record the current knowledge with memory_write",
+                    param="uid",
+                )
+            final_title, final_text = new_title or row.title, new_text or row.text
+            final_kind = new_kind or row.kind
+            final_tags = new_tags if new_tags is not None else list(row.tags)
+            vec = vector if embedded_for == (final_title, final_text) else None
+
+            if final_text != row.text:
+                successor = FactRow(
+                    profile_id=profile.id, uid=ids.new_fact_uid(), title=final_title, text=final_text,
+                    kind=final_kind, tags=final_tags, status=FactStatus.ACTIVE, created_at=now, updated_at=now,
+                    created_day=now.date(), supersedes=row.uid, change_seq=seq,
+                )
+                session.add(successor)
+                row.status, row.superseded_by, row.updated_at, row.change_seq = (
+                    FactStatus.SUPERSEDED, successor.uid, now, seq,
+                )
+                session.add(row)
+                session.flush()
+                repo.sync_fact_tags(session, row)
+                repo.sync_fact_tags(session, successor)
+                self._store_vector(session, successor, vec, now)
+                result = UpdateResult(fact=repo.to_fact(successor), superseded_uid=row.uid, changed=True)
+            elif (final_title, final_kind, final_tags) != (row.title, row.kind, list(row.tags)):
+                assert row.id is not None
+                session.add(
+                    FactRevision(
+                        profile_id=profile.id, fact_id=row.id, revision=repo.next_revision(session, row.id),
+                        title=row.title, kind=row.kind, tags=list(row.tags), valid_from=row.updated_at, valid_to=now,
+                    )
+                )
+                title_changed = final_title != row.title
+                row.title, row.kind, row.tags, row.updated_at, row.change_seq = (
+                    final_title, final_kind, final_tags, now, seq,
+                )
+                session.add(row)
+                session.flush()
+                repo.sync_fact_tags(session, row)
+                if title_changed:
+                    self._store_vector(session, row, vec, now)
+                result = UpdateResult(fact=repo.to_fact(row), superseded_uid=None, changed=True)
+            else:
+                return UpdateResult(fact=repo.to_fact(row), superseded_uid=None, changed=False)
+        self.search.changed(profile.id, profile.name)
+        return result
+
+    def forget(self, profile: ProfileRef, uid: str, *, reason: str | None = None) -> Fact:
+        uid, reason = validation.uid(uid), validation.reason(reason)
+        now = utcnow()
+        with self.db.write() as session:
+            seq = repo.lock_profile(session, profile.id)
+            row = self._mutable_row(session, profile, uid, action="forget")
+            if row.status == FactStatus.RETIRED:
+                return repo.to_fact(row)
+            row.status, row.retired_at, row.retired_day, row.retire_reason = FactStatus.RETIRED, now, now.date(), reason
+            row.updated_at, row.change_seq = now, seq
+            session.add(row)
+            session.flush()
+            repo.sync_fact_tags(session, row)
+            fact = repo.to_fact(row)
+        self.search.changed(profile.id, profile.name)
+        return fact
+
+    # --- queries ----------------------------------------------------------------------------------
+
+    def recent(self, profile: ProfileRef, *, limit: int = 10, kind: str | None = None) -> list[Fact]:
+        limit = validation.bounded_int(limit, low=1, high=50, param="limit")
+        kind = validation.kind(kind) if kind else None
+        with self.db.read() as session:
+            return [repo.to_fact(r) for r in repo.recent_facts(session, profile.id, limit=limit, kind=kind)]
+
+    def get(self, profile: ProfileRef, uid: str) -> FactDetail:
+        with self.db.read() as session:
+            row = repo.fact_row(session, profile.id, uid)
+            if row is None:
+                raise NotFound(f"no fact {uid!r} in this profile", param="uid")
+            assert row.id is not None
+            return FactDetail(
+                fact=repo.to_fact(row), revisions=repo.revisions_of(session, row.id), chain=self._chain(session, row)
+            )
+
+    def facts_by_uid(self, profile: ProfileRef, uids: list[str]) -> dict[str, Fact]:
+        with self.db.read() as session:
+            return {u: repo.to_fact(r) for u, r in repo.fact_rows_by_uid(session, profile.id, uids).items()}
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _mutable_row(self, session: Session, profile: ProfileRef, uid: str, *, action: str) -> FactRow:
+        row = repo.fact_row(session, profile.id, uid, for_update=True)
+        if row is None:
+            raise NotFound(
+                f"unknown uid {uid!r} in this profile; find the fact with memory_search or memory_recent first",
+                param="uid",
+            )
+        if row.status == FactStatus.SUPERSEDED:
+            raise Conflict(
+                f"fact {uid} was superseded by {row.superseded_by}; {action} {row.superseded_by} instead",
+                param="uid",
+            )
+        return row
+
+    def _chain(self, session: Session, row: FactRow) -> list[Fact]:
+        back: list[FactRow] = []
+        cursor, seen = row, {row.uid}
+        while cursor.supersedes and cursor.supersedes not in seen:
+            prev = repo.fact_row(session, row.profile_id, cursor.supersedes)
+            if prev is None:
+                break
+            back.append(prev)
+            seen.add(prev.uid)
+            cursor = prev
+        forward: list[FactRow] = []
+        cursor = row
+        while cursor.superseded_by and cursor.superseded_by not in seen:
+            nxt = repo.fact_row(session, row.profile_id, cursor.superseded_by)
+            if nxt is None:
+                break
+            forward.append(nxt)
+            seen.add(nxt.uid)
+            cursor = nxt
+        return [repo.to_fact(r) for r in [*reversed(back), row, *forward]]
+
+    def _embed(self, title: str, text: str) -> np.ndarray | None:
+        """The fact's vector, or None (embedder off or failing): the write goes on; it is embedded later."""
+        if not self.embedder.enabled:
+            return None
+        try:
+            return self.embedder.embed_documents([embedding_text(title, text)])[0]
+        except EmbeddingUnavailable as exc:
+            log.warning("storing fact without a vector for now: %s", exc)
+            return None
+
+    def _store_vector(self, session: Session, row: FactRow, vector: np.ndarray | None, now: Any) -> None:
+        if vector is not None:
+            repo.put_vector(session, row, self.embedder.model_id, vector, now)
+
+    def _similar(self, profile: ProfileRef, uid: str) -> list[Fact]:
+        try:
+            hits = self.search.similar(profile.id, profile.name, uid, SIMILAR_LIMIT)
+        except Exception:  # similar is advice; never fail a write that is already committed
+            log.exception("similar-facts lookup failed")
+            return []
+        found = self.facts_by_uid(profile, [h.uid for h in hits])
+        return [found[h.uid] for h in hits if h.uid in found and found[h.uid].status == FactStatus.ACTIVE]

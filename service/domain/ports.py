@@ -1,0 +1,95 @@
+"""Ports: what the domain needs from an embedder and from a search backend.
+
+Both search backends (embedded, opensearch) implement SearchBackend and are held to the same
+behaviour by tests/search/contract.py. The embedder is shared by both, so a query is embedded once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class EmbeddingUnavailable(Exception):
+    """The embedder cannot produce vectors right now (not loaded yet, endpoint down, timeout, bad answer)."""
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    `model_id` identifies the vectors' space (stored with each vector; a change means re-embedding).
+    `enabled` is False only for the `none` embedder (lexical-only search).
+    """
+
+    enabled: bool
+    model_id: str
+
+    @property
+    def dim(self) -> int | None:
+        """Vector dimension, None until known (a remote embedder learns it from its first answer)."""
+
+    def start(self) -> None:
+        """Begin loading in the background (called by `memory serve`); never blocks."""
+
+    def ready(self) -> bool:
+        """True when embed_* can answer without loading first."""
+
+    def status(self) -> dict[str, Any]:
+        """For /readyz: at least {"embedder": name, "state": "ready"|"loading"|"error"|"disabled", "model": ...}."""
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), dim) float32, each row unit length. Loads the model if needed. Raises EmbeddingUnavailable."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32 unit vector; recent queries are cached. Raises EmbeddingUnavailable."""
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    profile_id: int
+    profile: str
+    query: str
+    limit: int
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    vector: np.ndarray | None = None  # the query's embedding; None when the embedder is off or failed
+
+
+@dataclass(frozen=True)
+class Hit:
+    uid: str
+    fact_id: int
+    score: float
+    lexical: float | None = None  # raw BM25 score of the lexical sub-query, None when not in that list
+    vector: float | None = None  # cosine similarity, None when not in the vector list
+
+
+@dataclass(frozen=True)
+class SearchHits:
+    """What a backend found. `matched_count` is exact or None (never a guess)."""
+
+    matched_count: int | None
+    inactive_matched: int | None
+    hits: list[Hit]
+    mode: str  # "hybrid" | "lexical" | "degraded"
+    notes: list[str] = field(default_factory=list)
+
+
+class SearchBackend(Protocol):
+    name: str
+
+    def search(self, request: SearchRequest) -> SearchHits:
+        """Active facts of the profile matching the request, best first, at most request.limit of them."""
+
+    def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
+        """Active facts most similar to fact `uid` (itself excluded), above the similarity threshold."""
+
+    def changed(self, profile_id: int, profile: str) -> None:
+        """Called after a transaction that changed facts of the profile committed."""
+
+    def status(self) -> dict[str, Any]:
+        """For /readyz."""
+
+    def close(self) -> None: ...

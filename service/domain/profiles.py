@@ -1,0 +1,150 @@
+"""Profiles and their bearer tokens: creation, issue, revocation, and the one authentication check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from service import ids
+from service.clock import isoformat, utcnow
+from service.domain import validation
+from service.errors import Conflict, NotFound, Unauthorized
+from service.store import repository as repo
+from service.store.engine import Database
+from service.store.tables import Profile, Token
+
+
+@dataclass(frozen=True)
+class ProfileRef:
+    id: int
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    profile: str
+    token_id: str
+    token: str  # shown once; only its hash is stored
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    token_id: str
+    profile: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "token_id": self.token_id,
+            "profile": self.profile,
+            "created_at": isoformat(self.created_at),
+            "revoked_at": isoformat(self.revoked_at),
+            "active": self.revoked_at is None,
+        }
+
+
+def _ref(row: Profile) -> ProfileRef:
+    assert row.id is not None
+    return ProfileRef(id=row.id, name=row.name, created_at=row.created_at)
+
+
+class ProfileService:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def create(self, name: str) -> ProfileRef:
+        validation.profile_name(name)
+        with self.db.write() as session:
+            if repo.profile_by_name(session, name) is not None:
+                raise Conflict(f"profile {name!r} already exists", param="profile")
+            row = Profile(name=name, created_at=utcnow(), fact_seq=0)
+            session.add(row)
+            try:
+                session.flush()
+            except sa.exc.IntegrityError as exc:  # created concurrently by another process
+                raise Conflict(f"profile {name!r} already exists", param="profile") from exc
+            return _ref(row)
+
+    def get(self, name: str) -> ProfileRef:
+        validation.profile_name(name)
+        with self.db.read() as session:
+            row = repo.profile_by_name(session, name)
+        if row is None:
+            raise NotFound(f"no profile named {name!r} (create it with: memory profile create {name})", param="profile")
+        return _ref(row)
+
+    def list(self) -> list[ProfileRef]:
+        with self.db.read() as session:
+            return [_ref(r) for r in repo.profiles(session)]
+
+    def issue_token(self, name: str) -> IssuedToken:
+        profile = self.get(name)
+        token = ids.new_token()
+        with self.db.write() as session:
+            session.add(
+                Token(
+                    token_id=ids.new_token_id(),
+                    profile_id=profile.id,
+                    token_hash=ids.hash_token(token),
+                    created_at=utcnow(),
+                )
+            )
+            session.flush()
+            row = repo.token_by_hash(session, ids.hash_token(token))
+            assert row is not None
+            return IssuedToken(profile=profile.name, token_id=row[0].token_id, token=token)
+
+    def tokens(self, name: str) -> list[TokenInfo]:
+        profile = self.get(name)
+        with self.db.read() as session:
+            rows = repo.tokens_of(session, profile.id)
+        return [TokenInfo(r.token_id, profile.name, r.created_at, r.revoked_at) for r in rows]
+
+    def revoke_token(self, token_id: str) -> TokenInfo:
+        with self.db.write() as session:
+            row = repo.token_by_id(session, token_id.strip())
+            if row is None:
+                raise NotFound(f"no token with id {token_id!r} (list them with: memory token list PROFILE)")
+            if row.revoked_at is None:
+                row.revoked_at = utcnow()
+                session.add(row)
+            profile = session.get(Profile, row.profile_id)
+            assert profile is not None
+            return TokenInfo(row.token_id, profile.name, row.created_at, row.revoked_at)
+
+    def authenticate(self, authorization: str | None, profile_name: str | None = None) -> ProfileRef:
+        """The profile a bearer token opens. With profile_name, the token must belong to that profile.
+
+        Every failure raises the same Unauthorized, so a token cannot probe which profiles exist.
+        """
+        token = _bearer(authorization)
+        if token is None:
+            raise Unauthorized("missing or invalid bearer token")
+        digest = ids.hash_token(token)
+        with self.db.read() as session:
+            found = repo.token_by_hash(session, digest)
+        if found is None:
+            raise Unauthorized("missing or invalid bearer token")
+        row, profile = found
+        if (
+            not ids.same_hash(row.token_hash, digest)
+            or row.revoked_at is not None
+            or (profile_name is not None and profile.name != profile_name)
+        ):
+            raise Unauthorized("missing or invalid bearer token")
+        return _ref(profile)
+
+
+def _bearer(header: str | None) -> str | None:
+    if not header:
+        return None
+    scheme, _, value = header.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() != "bearer" or not value or len(value) > 512 or not value.isascii():
+        return None
+    return value

@@ -1,0 +1,144 @@
+"""Query-log accounting: recording each search, the capped listing, one row, and the summary.
+
+Rules (seed-spec "Summary object", CONTRACT.md):
+- zero_match counts rows with matched_count 0 (searches that handed the caller nothing);
+- rows with matched_count null count in unknown_matched only, never as misses;
+- match_buckets "0", "1", "2-5", "6-20", "21+" cover known counts, so buckets + unknown_matched = searches;
+- retired_only counts misses (matched_count 0) where retired or superseded facts would have matched;
+- daily has one item per day of the window, quiet days included;
+- top lists: at most 10, count descending, ties by name ascending.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlmodel import col, select
+
+from service import clock
+from service.domain import validation
+from service.domain.models import ScoredFact
+from service.domain.ports import SearchHits, SearchRequest
+from service.domain.profiles import ProfileRef
+from service.errors import NotFound
+from service.store import aggregates as agg
+from service.store.engine import Database
+from service.store.tables import QueryLogRow, QueryLogTag
+
+LISTING_MAX = 500
+LISTING_DEFAULT = 50
+DAYS_MAX = 365
+DAYS_DEFAULT = 30
+BUCKETS = ("0", "1", "2-5", "6-20", "21+")
+
+
+def _score(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 6)
+
+
+def row_to_dict(row: QueryLogRow, *, with_results: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": row.id,
+        "query": row.query,
+        "tags": list(row.tags or []),
+        "kind": row.kind,
+        "limit": row.limit,
+        "matched_count": row.matched_count,
+        "returned_count": row.returned_count,
+        "top_uid": row.top_uid,
+        "inactive_matched": row.inactive_matched,
+        "mode": row.mode,
+        "latency_ms": round(row.latency_ms, 3),
+        "created_at": clock.isoformat(row.created_at),
+    }
+    if with_results:
+        out["results"] = list(row.results or [])
+    return out
+
+
+class QueryLog:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def record(
+        self,
+        profile: ProfileRef,
+        *,
+        request: SearchRequest,
+        found: SearchHits,
+        returned: list[ScoredFact],
+        latency_ms: float,
+    ) -> int:
+        now = clock.utcnow()
+        results = [
+            {"uid": s.fact.uid, "score": _score(s.score), "lexical": _score(s.lexical), "vector": _score(s.vector)}
+            for s in returned
+        ]
+        with self.db.write() as session:
+            row = QueryLogRow(
+                profile_id=profile.id, query=request.query, tags=list(request.tags), kind=request.kind,
+                limit=request.limit, matched_count=found.matched_count, returned_count=len(returned),
+                inactive_matched=found.inactive_matched, top_uid=returned[0].fact.uid if returned else None,
+                mode=found.mode, latency_ms=latency_ms, results=results, created_at=now, day=now.date(),
+            )
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            for tag in request.tags:
+                session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=now.date()))
+            return row.id
+
+    def listing(self, profile: ProfileRef, limit: int = LISTING_DEFAULT) -> list[dict[str, Any]]:
+        limit = validation.bounded_int(limit, low=1, high=LISTING_MAX, param="limit")
+        with self.db.read() as session:
+            rows = session.exec(
+                select(QueryLogRow)
+                .where(QueryLogRow.profile_id == profile.id)
+                .order_by(col(QueryLogRow.id).desc())
+                .limit(limit)
+            ).all()
+        return [row_to_dict(r) for r in rows]
+
+    def get(self, profile: ProfileRef, query_id: int) -> dict[str, Any]:
+        with self.db.read() as session:
+            row = session.exec(
+                select(QueryLogRow).where(QueryLogRow.profile_id == profile.id, QueryLogRow.id == query_id)
+            ).first()
+        if row is None:
+            raise NotFound(f"no query-log row {query_id} in this profile", param="id")
+        return row_to_dict(row, with_results=True)
+
+    def summary(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
+        days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
+        first, last = clock.window(days)
+        with self.db.read() as session:
+            totals = agg.summary_totals(session, profile.id, first, last)
+            per_day = agg.summary_daily(session, profile.id, first, last)
+            queries = agg.top_queries(session, profile.id, first, last)
+            tags = agg.top_query_tags(session, profile.id, first, last)
+            facts = agg.top_facts(session, profile.id, first, last)
+        daily = []
+        for offset in range(days):
+            day = first + timedelta(days=offset)
+            searches, zero = per_day.get(day, (0, 0))
+            daily.append({"date": day.isoformat(), "searches": searches, "zero_match": zero})
+        buckets = [totals["zero_match"], totals["b1"], totals["b2_5"], totals["b6_20"], totals["b21"]]
+        return {
+            "profile": profile.name,
+            "days": days,
+            "from": first.isoformat(),
+            "to": last.isoformat(),
+            "totals": {
+                "searches": totals["searches"],
+                "zero_match": totals["zero_match"],
+                "unknown_matched": totals["unknown_matched"],
+                "distinct_queries": totals["distinct_queries"],
+                "retired_only": totals["retired_only"],
+            },
+            "daily": daily,
+            "match_buckets": [{"label": label, "count": n} for label, n in zip(BUCKETS, buckets)],
+            "top_queries": [{"query": q, "count": n, "zero_match": z} for q, n, z in queries],
+            "top_tags": [{"tag": t, "count": n} for t, n in tags],
+            "top_facts": [{"uid": u, "count": n, "title": title} for u, n, title in facts],
+        }

@@ -1,0 +1,80 @@
+"""memory_search: embed the query once, ask the configured backend, hydrate the facts, log the search.
+
+Every search that runs is written to the profile's query log, misses included; input refused by
+validation writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from service.domain import validation
+from service.domain.models import ScoredFact, SearchOutcome
+from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend, SearchRequest
+from service.domain.profiles import ProfileRef
+from service.domain.querylog import QueryLog
+from service.store import repository as repo
+from service.store.engine import Database
+
+log = logging.getLogger(__name__)
+
+SEARCH_LIMIT_MAX = 50
+SEARCH_LIMIT_DEFAULT = 8
+
+
+class SearchService:
+    def __init__(self, db: Database, embedder: Embedder, backend: SearchBackend, query_log: QueryLog) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.backend = backend
+        self.query_log = query_log
+
+    def search(
+        self,
+        profile: ProfileRef,
+        query: str,
+        *,
+        limit: int = SEARCH_LIMIT_DEFAULT,
+        kind: str | None = None,
+        tags: list[str] | None = None,
+    ) -> SearchOutcome:
+        query = validation.query(query)
+        limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
+        kind = validation.kind(kind) if kind else None
+        tag_filter = tuple(validation.tags(tags))
+        started = time.perf_counter()
+
+        vector = None
+        if self.embedder.enabled:
+            if self.embedder.ready():
+                try:
+                    vector = self.embedder.embed_query(query)
+                except EmbeddingUnavailable as exc:
+                    log.warning("searching without a query vector: %s", exc)
+            else:
+                self.embedder.start()
+        request = SearchRequest(
+            profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
+            vector=vector,
+        )
+        found = self.backend.search(request)
+        with self.db.read() as session:
+            rows = repo.fact_rows_by_uid(session, profile.id, [h.uid for h in found.hits])
+        scored = [
+            ScoredFact(fact=repo.to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
+            for h in found.hits
+            if h.uid in rows
+        ]
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        query_id = self.query_log.record(
+            profile, request=request, found=found, returned=scored, latency_ms=latency_ms
+        )
+        return SearchOutcome(
+            query=query,
+            matched_count=found.matched_count,
+            returned_count=len(scored),
+            facts=scored,
+            mode=found.mode,
+            query_id=query_id,
+        )

@@ -1,0 +1,49 @@
+"""The store's shape for reviewers: counts by status and kind, tags, per-day growth, span."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from service import clock
+from service.domain import validation
+from service.domain.models import KINDS
+from service.domain.profiles import ProfileRef
+from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX
+from service.store import aggregates as agg
+from service.store.engine import Database
+
+
+class StoreStats:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def stats(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
+        days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
+        first, last = clock.window(days)
+        with self.db.read() as session:
+            counts = agg.fact_counts(session, profile.id)
+            tags = agg.top_fact_tags(session, profile.id)
+            per_day = agg.facts_daily(session, profile.id, first, last)
+            oldest, newest = agg.fact_span(session, profile.id)
+
+        def total(status: str) -> int:
+            return sum(n for (s, _), n in counts.items() if s == status)
+
+        daily = []
+        for offset in range(days):
+            day = first + timedelta(days=offset)
+            created, retired = per_day.get(day, (0, 0))
+            daily.append({"date": day.isoformat(), "created": created, "retired": retired})
+        return {
+            "profile": profile.name,
+            "days": days,
+            "facts": total("active"),
+            "retired": total("retired"),
+            "superseded": total("superseded"),
+            "kinds": {kind: counts.get(("active", kind), 0) for kind in KINDS},
+            "top_tags": [{"tag": t, "count": n} for t, n in tags],
+            "daily": daily,
+            "oldest": clock.isoformat(oldest),
+            "newest": clock.isoformat(newest),
+        }

@@ -1,0 +1,103 @@
+"""Input rules of CONTRACT.md, in one place: both faces call these before anything is written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from service.domain.models import KINDS, PROFILE_NAME
+from service.errors import InvalidInput
+
+TITLE_MAX = 200
+TEXT_MAX = 8000
+TAGS_MAX = 20
+TAG_MAX = 64
+QUERY_MAX = 1000
+REASON_MAX = 500
+TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:/-]*$")
+
+
+def profile_name(name: str) -> str:
+    if not isinstance(name, str) or not PROFILE_NAME.match(name):
+        raise InvalidInput(
+            f"invalid profile name {name!r}: use 1-63 characters of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit",
+            param="profile",
+        )
+    return name
+
+
+def title(value: str) -> str:
+    cleaned = value.strip() if isinstance(value, str) else ""
+    if not 1 <= len(cleaned) <= TITLE_MAX:
+        raise InvalidInput(f"title must be 1-{TITLE_MAX} characters (got {len(cleaned)})", param="title")
+    return cleaned
+
+
+def text(value: str) -> str:
+    cleaned = value.strip() if isinstance(value, str) else ""
+    if not 1 <= len(cleaned) <= TEXT_MAX:
+        raise InvalidInput(
+            f"text must be 1-{TEXT_MAX} characters (got {len(cleaned)}); split long material into several facts",
+            param="text",
+        )
+    return cleaned
+
+
+def kind(value: str) -> str:
+    cleaned = value.strip().lower() if isinstance(value, str) else ""
+    if cleaned not in KINDS:
+        raise InvalidInput(f"unknown kind {value!r}: use one of {', '.join(KINDS)}", param="kind")
+    return cleaned
+
+
+def tags(values: Iterable[str] | None) -> list[str]:
+    """Lower-case, trim, drop duplicates (first occurrence wins); at most 20 tags of 1-64 chars."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        raise InvalidInput("tags must be a list of strings", param="tags")
+    result: list[str] = []
+    for raw in values:
+        if not isinstance(raw, str):
+            raise InvalidInput("tags must be a list of strings", param="tags")
+        tag = raw.strip().lower()
+        if not 1 <= len(tag) <= TAG_MAX or not TAG_PATTERN.match(tag):
+            raise InvalidInput(
+                f"invalid tag {raw!r}: 1-{TAG_MAX} characters of a-z 0-9 . _ : / - starting with a letter or digit",
+                param="tags",
+            )
+        if tag not in result:
+            result.append(tag)
+    if len(result) > TAGS_MAX:
+        raise InvalidInput(f"at most {TAGS_MAX} tags per fact (got {len(result)})", param="tags")
+    return result
+
+
+def query(value: str) -> str:
+    cleaned = value.strip() if isinstance(value, str) else ""
+    if not 1 <= len(cleaned) <= QUERY_MAX:
+        raise InvalidInput(f"query must be 1-{QUERY_MAX} characters (got {len(cleaned)})", param="query")
+    return cleaned
+
+
+def reason(value: str | None) -> str | None:
+    if value is None:
+        return None
+    cleaned = value.strip()
+    if len(cleaned) > REASON_MAX:
+        raise InvalidInput(f"reason must be at most {REASON_MAX} characters", param="reason")
+    return cleaned or None
+
+
+def bounded_int(value: int, *, low: int, high: int, param: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(f"{param} must be an integer from {low} to {high}", param=param)
+    return value
+
+
+def uid(value: str) -> str:
+    cleaned = value.strip() if isinstance(value, str) else ""
+    if not cleaned or len(cleaned) > 40:
+        raise InvalidInput("uid must be a fact uid as returned by memory_write or memory_search", param="uid")
+    return cleaned

@@ -1,0 +1,175 @@
+"""The five MCP tools. Thin: read arguments, call one domain service, render structured + short text.
+
+Bounds are published in the input schemas, and checked by the domain (service.domain.validation) so
+that a refused call is a tool error with a one-line reason the agent can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, WithJsonSchema
+
+from service.container import Services
+from service.domain.models import KINDS, Fact
+from service.domain.profiles import ProfileRef
+from service.errors import MemoryServiceError
+from service.mcp import schemas as out
+
+PROFILE_SCOPE_KEY = "memory.profile"
+T = TypeVar("T")
+
+Query = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 1000,
+                                       "description": "What you want to know, in words or an identifier."})]
+Uid = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 40,
+                                     "description": "uid of the fact, as returned by search, write or recent."})]
+Title = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200,
+                                       "description": "Short name of the fact."})]
+Text = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
+                                      "description": "The fact itself, self-contained."})]
+Kind = Annotated[str, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
+OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200})]
+OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
+                                                "description": "New text; a change supersedes the fact."})]
+OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
+Tags = Annotated[list[str] | None, WithJsonSchema({
+    "type": "array", "maxItems": 20,
+    "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[a-z0-9][a-z0-9._:/-]*$"}})]
+FilterTags = Annotated[list[str] | None, WithJsonSchema({
+    "type": "array", "maxItems": 20, "description": "Only facts carrying all of these tags.",
+    "items": {"type": "string", "minLength": 1, "maxLength": 64}})]
+SearchLimit = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 8})]
+RecentLimit = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 10})]
+Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 500,
+                                               "description": "Why it no longer holds."})]
+
+DESCRIPTIONS = {
+    "memory_search": (
+        "Search long-term memory (keyword + semantic). Call before assuming anything about how the user works, "
+        "what a project uses or why a past decision was made. matched_count 0 means memory does not know."
+    ),
+    "memory_write": (
+        "Record a durable fact useful in future sessions: who the user is, preferences, project state, "
+        "references, research findings, decisions. Not for transient task state or what the repo records. "
+        "Check `similar` to avoid duplicates."
+    ),
+    "memory_update": (
+        "Amend a fact by uid when it is outdated or wrong. New text supersedes it under a new uid (the old one "
+        "stays on record); title/kind/tags changes keep the uid."
+    ),
+    "memory_forget": (
+        "Retire a fact that no longer holds. Soft: it stays on record but leaves search and recent. "
+        "Give a short reason."
+    ),
+    "memory_recent": "List the most recently written or updated active facts, newest first.",
+}
+
+
+def _result(model: BaseModel, text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=out.dump(model))
+
+
+def _line(fact: Fact, score: float | None = None) -> str:
+    tags = f" #{' #'.join(fact.tags)}" if fact.tags else ""
+    head = f"[{fact.uid}] ({fact.kind}{', ' + fact.status if fact.status != 'active' else ''}) {fact.title}{tags}"
+    scored = f" score={score:.3f}" if score is not None else ""
+    return f"{head}{scored}\n  {fact.text}"
+
+
+def register_tools(server: MCPServer, services: Services) -> None:
+    def profile_of(ctx: Context) -> ProfileRef:
+        request = ctx.request_context.request
+        profile = request.scope.get(PROFILE_SCOPE_KEY) if request is not None else None
+        if profile is None:
+            raise ToolError("no authenticated profile for this request")
+        return profile  # type: ignore[no-any-return]
+
+    async def call(fn: Callable[[], T]) -> T:
+        try:
+            return await anyio.to_thread.run_sync(fn)
+        except MemoryServiceError as exc:
+            raise ToolError(exc.message) from exc
+
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(description=DESCRIPTIONS["memory_search"], annotations=read_only)
+    async def memory_search(
+        query: Query, ctx: Context, limit: SearchLimit = 8, kind: OptKind = None, tags: FilterTags = None
+    ) -> Annotated[CallToolResult, out.SearchOut]:
+        profile = profile_of(ctx)
+        found = await call(lambda: services.search.search(profile, query, limit=limit, kind=kind, tags=tags))
+        model = out.SearchOut(
+            query=found.query, matched_count=found.matched_count, returned_count=found.returned_count,
+            mode=found.mode, facts=[out.ScoredFactOut.scored(s) for s in found.facts],
+        )
+        matched = "unknown" if found.matched_count is None else str(found.matched_count)
+        head = f"matched {matched}, returned {found.returned_count} ({found.mode})"
+        if found.matched_count == 0:
+            head += ": memory does not know this"
+        body = "\n".join(_line(s.fact, s.score) for s in found.facts)
+        return _result(model, f"{head}\n{body}".rstrip())
+
+    @server.tool(
+        description=DESCRIPTIONS["memory_write"],
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                    open_world_hint=False),
+    )
+    async def memory_write(
+        title: Title, text: Text, kind: Kind, ctx: Context, tags: Tags = None
+    ) -> Annotated[CallToolResult, out.WriteOut]:
+        profile = profile_of(ctx)
+        written = await call(lambda: services.facts.write(profile, title=title, text=text, kind=kind, tags=tags))
+        model = out.WriteOut(fact=out.FactOut.of(written.fact), similar=[out.FactOut.of(f) for f in written.similar])
+        text_out = f"written {written.fact.uid}"
+        if written.similar:
+            text_out += "\nsimilar facts (update one of them instead of keeping duplicates?):\n" + "\n".join(
+                _line(f) for f in written.similar
+            )
+        return _result(model, text_out)
+
+    @server.tool(
+        description=DESCRIPTIONS["memory_update"],
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                    open_world_hint=False),
+    )
+    async def memory_update(
+        uid: Uid, ctx: Context, text: OptText = None, title: OptTitle = None, kind: OptKind = None, tags: Tags = None
+    ) -> Annotated[CallToolResult, out.UpdateOut]:
+        profile = profile_of(ctx)
+        updated = await call(
+            lambda: services.facts.update(profile, uid, text=text, title=title, kind=kind, tags=tags)
+        )
+        model = out.UpdateOut(fact=out.FactOut.of(updated.fact), superseded_uid=updated.superseded_uid)
+        if updated.superseded_uid:
+            summary = f"{updated.superseded_uid} superseded by {updated.fact.uid}"
+        elif updated.changed:
+            summary = f"amended {updated.fact.uid} in place"
+        else:
+            summary = f"no change to {updated.fact.uid}"
+        return _result(model, summary)
+
+    @server.tool(
+        description=DESCRIPTIONS["memory_forget"],
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                    open_world_hint=False),
+    )
+    async def memory_forget(uid: Uid, ctx: Context, reason: Reason = None) -> Annotated[CallToolResult, out.ForgetOut]:
+        profile = profile_of(ctx)
+        fact = await call(lambda: services.facts.forget(profile, uid, reason=reason))
+        return _result(out.ForgetOut(fact=out.FactOut.of(fact)), f"retired {fact.uid}")
+
+    @server.tool(description=DESCRIPTIONS["memory_recent"], annotations=read_only)
+    async def memory_recent(
+        ctx: Context, limit: RecentLimit = 10, kind: OptKind = None
+    ) -> Annotated[CallToolResult, out.RecentOut]:
+        profile = profile_of(ctx)
+        facts = await call(lambda: services.facts.recent(profile, limit=limit, kind=kind))
+        model = out.RecentOut(facts=[out.FactOut.of(f) for f in facts])
+        return _result(model, "\n".join(_line(f) for f in facts) or "no active facts")
+

@@ -1,0 +1,196 @@
+"""The embedded search backend: hybrid BM25 + exact vector search inside the service process.
+
+Works over either canonical store (SQLite or PostgreSQL). Each profile's index is a cache fed from the
+canonical store: before every search it catches up with the profile's change sequence (profiles.fact_seq),
+so a search always sees a fact written a moment before, by this process or any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from service.clock import utcnow
+from service.config import Settings
+from service.domain.facts import embedding_text
+from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, SearchHits, SearchRequest
+from service.search import lexical
+from service.search.embedded.index import IndexedFact, ProfileIndex
+from service.search.fusion import fuse
+from service.store import repository as repo
+from service.store.engine import Database
+from service.store.tables import FactRow, Profile
+
+log = logging.getLogger(__name__)
+
+EMBED_ON_SEARCH_MAX = 256  # missing vectors embedded inline by one search; the rest wait for reindex/next search
+
+
+class EmbeddedSearch:
+    name = "embedded"
+
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.settings = settings
+        self._indexes: dict[int, ProfileIndex] = {}
+        self._guard = threading.Lock()
+
+    # --- SearchBackend ----------------------------------------------------------------------------
+
+    def search(self, request: SearchRequest) -> SearchHits:
+        index = self._synced(request.profile_id)
+        with index.lock:
+            return self._search(index, request)
+
+    def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
+        index = self._synced(profile_id)
+        with index.lock:
+            row = index.row_of_uid.get(uid)
+            if row is None:
+                return []
+            candidates = index.active[: index.size].copy()
+            candidates[row] = False
+            if index.has_vector[row] and index.matrix is not None:
+                sims = index.similarities(index.matrix[row])
+                assert sims is not None
+                ok = np.nonzero(candidates & (sims >= self.settings.similar_threshold))[0]
+                best = ok[np.argsort(-sims[ok], kind="stable")][:limit]
+                return [Hit(index.uids[r], index.fact_ids[r], float(sims[r]), vector=float(sims[r])) for r in best]
+            # No vector (embedder off or failing): near-duplicates share most informative words.
+            terms = lexical.informative_terms(" ".join(index.text_of(row)))
+            counts = index.term_counts(terms)
+            ok = np.nonzero(candidates & (counts >= lexical.required_terms(len(terms))))[0] if terms else []
+            scores = index.bm25(terms, np.asarray(ok, dtype=np.int64))
+            ranked = sorted(scores.items(), key=lambda kv: (-kv[1], index.uids[kv[0]]))[:limit]
+            return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s) for r, s in ranked]
+
+    def changed(self, profile_id: int, profile: str) -> None:
+        """Nothing to push: the next search pulls the change (and so do other processes)."""
+
+    def status(self) -> dict[str, Any]:
+        with self._guard:
+            indexes = list(self._indexes.values())
+        return {
+            "backend": self.name,
+            "state": "ready",
+            "profiles_loaded": len(indexes),
+            "facts_indexed": sum(i.size for i in indexes),
+            "facts_without_vector": sum(len(i.missing_vectors) for i in indexes) if self.embedder.enabled else 0,
+        }
+
+    def close(self) -> None:
+        with self._guard:
+            for index in self._indexes.values():
+                index.close()
+            self._indexes.clear()
+
+    # --- ranking ----------------------------------------------------------------------------------
+
+    def _search(self, index: ProfileIndex, request: SearchRequest) -> SearchHits:
+        n = index.size
+        terms = lexical.informative_terms(request.query)
+        need = lexical.required_terms(len(terms))
+        passes = index.filter_mask(request.kind, request.tags)
+        active = passes & index.active[:n]
+        inactive = passes & ~index.active[:n]
+
+        lexical_ok = index.term_counts(terms) >= need if terms else np.zeros(n, dtype=bool)
+        sims = index.similarities(request.vector) if request.vector is not None else None
+        vector_ok = sims >= self.settings.min_similarity if sims is not None else np.zeros(n, dtype=bool)
+        matched = lexical_ok | vector_ok
+
+        notes: list[str] = []
+        if not self.embedder.enabled:
+            mode = "lexical"
+        elif request.vector is None or sims is None and n > 0:
+            mode, notes = "degraded", ["no query vector: lexical matches only, matched_count unknown"]
+        elif bool((passes & ~index.has_vector[:n]).any()):
+            mode, notes = "degraded", ["some facts are not embedded yet: matched_count unknown"]
+        else:
+            mode = "hybrid"
+
+        depth = self.settings.fusion_depth
+        lex_rows = np.nonzero(active & lexical_ok)[0]
+        lex_scores = index.bm25(terms, lex_rows)
+        lex_top = dict(sorted(lex_scores.items(), key=lambda kv: -kv[1])[:depth])
+        sub_queries: list[dict[int, float]] = [lex_top]
+        weights = [self.settings.lexical_weight]
+        vec_top: dict[int, float] = {}
+        if self.embedder.enabled:
+            if sims is not None:
+                vec_rows = np.nonzero(active & vector_ok)[0]
+                order = vec_rows[np.argsort(-sims[vec_rows], kind="stable")][:depth]
+                vec_top = {int(r): float(sims[r]) for r in order}
+            sub_queries.append(vec_top)
+            weights.append(self.settings.vector_weight)
+        else:
+            weights = [1.0]
+        if sum(weights) <= 0:
+            weights = [1.0] * len(weights)
+
+        ranked = fuse(sub_queries, weights)[: request.limit]
+        hits = [
+            Hit(index.uids[r], index.fact_ids[r], score, lexical=lex_top.get(r), vector=vec_top.get(r))
+            for r, score in ranked
+        ]
+        exact = mode != "degraded"
+        return SearchHits(
+            matched_count=int((active & matched).sum()) if exact else None,
+            inactive_matched=int((inactive & matched).sum()) if exact else None,
+            hits=hits,
+            mode=mode,
+            notes=notes,
+        )
+
+    # --- keeping the cache in step with the canonical store ---------------------------------------
+
+    def _synced(self, profile_id: int) -> ProfileIndex:
+        with self._guard:
+            index = self._indexes.get(profile_id)
+            if index is None:
+                index = self._indexes[profile_id] = ProfileIndex()
+        with index.lock:
+            with self.db.read() as session:
+                seq = session.execute(sa.select(Profile.fact_seq).where(Profile.id == profile_id)).scalar_one()
+                if seq > index.synced_seq:
+                    changed = repo.facts_changed_since(session, profile_id, index.synced_seq)
+                    for row, vec in changed:
+                        index.upsert(self._indexed(row, vec))
+                        seq = max(seq, row.change_seq)
+                    index.synced_seq = seq
+            if index.missing_vectors and self.embedder.enabled and self.embedder.ready():
+                self._embed_missing(index, profile_id)
+        return index
+
+    def _indexed(self, row: FactRow, vec: Any) -> IndexedFact:
+        vector = None
+        if vec is not None and vec.model == self.embedder.model_id:
+            vector = repo.decode_vector(vec)
+        assert row.id is not None
+        return IndexedFact(
+            fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
+            active=row.status == "active", vector=vector,
+        )
+
+    def _embed_missing(self, index: ProfileIndex, profile_id: int) -> None:
+        rows = sorted(index.missing_vectors)[:EMBED_ON_SEARCH_MAX]
+        texts = [embedding_text(*index.text_of(r)) for r in rows]
+        try:
+            vectors = self.embedder.embed_documents(texts)
+        except EmbeddingUnavailable as exc:
+            log.warning("could not embed %d facts yet: %s", len(rows), exc)
+            return
+        now = utcnow()
+        with self.db.write() as session:
+            facts = repo.fact_rows_by_id(session, profile_id, [index.fact_ids[r] for r in rows])
+            for r, vector in zip(rows, vectors):
+                fact = facts.get(index.fact_ids[r])
+                if fact is not None:
+                    repo.put_vector(session, fact, self.embedder.model_id, vector, now)
+        for r, vector in zip(rows, vectors):
+            index.set_vector(r, vector)

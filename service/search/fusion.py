@@ -1,0 +1,51 @@
+"""Score fusion exactly as OpenSearch's normalization-processor does it (min_max + arithmetic_mean).
+
+One pure function, used by the embedded backend and by the OpenSearch backend's fallback, so that both
+rank alike (see README "Hybrid ranking"):
+- each sub-query's scores are min-max normalised over that sub-query's own result list;
+  the minimum maps to 0.001 (not 0) and a list whose scores are all equal maps them to 1.0;
+- a document missing from a sub-query scores 0 there, and that sub-query's weight still counts;
+- the combined score is the weighted arithmetic mean: sum(w_i * s_i) / sum(w_i).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+MIN_SCORE = 0.001  # MinMaxScoreNormalizationTechnique.MIN_SCORE
+SINGLE_RESULT_SCORE = 1.0  # MinMaxScoreNormalizationTechnique.SINGLE_RESULT_SCORE
+
+
+def min_max(scores: Mapping[K, float]) -> dict[K, float]:
+    """Normalise one sub-query's raw scores to (0, 1]."""
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    out: dict[K, float] = {}
+    for key, score in scores.items():
+        if high == low:
+            out[key] = SINGLE_RESULT_SCORE
+            continue
+        normalised = (score - low) / (high - low)
+        out[key] = MIN_SCORE if normalised == 0.0 else normalised
+    return out
+
+
+def fuse(sub_queries: Sequence[Mapping[K, float]], weights: Sequence[float]) -> list[tuple[K, float]]:
+    """Combine raw sub-query scores into one ranking, best first; ties broken by key for determinism."""
+    if len(sub_queries) != len(weights):
+        raise ValueError(f"number of weights [{len(weights)}] must match number of sub-queries [{len(sub_queries)}]")
+    if any(w < 0 for w in weights) or sum(weights) <= 0:
+        raise ValueError("weights must be non-negative and not all zero")
+    normalised = [min_max(scores) for scores in sub_queries]
+    keys: dict[K, None] = {}
+    for scores in normalised:
+        keys.update(dict.fromkeys(scores))
+    total_weight = float(sum(weights))
+    combined = {
+        key: sum(w * scores.get(key, 0.0) for w, scores in zip(weights, normalised)) / total_weight for key in keys
+    }
+    return sorted(combined.items(), key=lambda item: (-item[1], str(item[0])))

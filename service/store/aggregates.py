@@ -1,0 +1,164 @@
+"""SQL aggregations for the query-log summary and the store's stats: GROUP BYs in the database, never a
+scan of rows in Python, so they stay fast on a large log. Windows are whole UTC days [first, last]."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from service.store.tables import FactRow, FactTag, QueryLogRow, QueryLogTag
+
+TOP_N = 10
+
+
+def _name_order(session: Session, column: Any) -> Any:
+    """Byte-wise ascending order on both databases (PostgreSQL's default collation is locale-aware)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return sa.collate(column, "C").asc()
+    return column.asc()
+
+
+def _log_window(profile_id: int, first: date, last: date) -> list[Any]:
+    return [QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last]
+
+
+def summary_totals(session: Session, profile_id: int, first: date, last: date) -> dict[str, int]:
+    mc = QueryLogRow.matched_count
+
+    def count_if(condition: Any) -> Any:
+        return sa.func.coalesce(sa.func.sum(sa.case((condition, 1), else_=0)), 0)
+
+    row = session.execute(
+        sa.select(
+            sa.func.count().label("searches"),
+            count_if(mc == 0).label("zero_match"),
+            count_if(mc.is_(None)).label("unknown_matched"),
+            count_if(mc == 1).label("b1"),
+            count_if(sa.and_(mc >= 2, mc <= 5)).label("b2_5"),
+            count_if(sa.and_(mc >= 6, mc <= 20)).label("b6_20"),
+            count_if(mc >= 21).label("b21"),
+            count_if(sa.and_(mc == 0, QueryLogRow.inactive_matched > 0)).label("retired_only"),
+        ).where(*_log_window(profile_id, first, last))
+    ).one()
+    distinct = session.execute(
+        sa.select(sa.func.count(sa.distinct(QueryLogRow.query))).where(*_log_window(profile_id, first, last))
+    ).scalar_one()
+    totals = {key: int(value) for key, value in row._mapping.items()}
+    totals["distinct_queries"] = int(distinct)
+    return totals
+
+
+def summary_daily(session: Session, profile_id: int, first: date, last: date) -> dict[date, tuple[int, int]]:
+    zero = sa.func.coalesce(sa.func.sum(sa.case((QueryLogRow.matched_count == 0, 1), else_=0)), 0)
+    rows = session.execute(
+        sa.select(QueryLogRow.day, sa.func.count(), zero)
+        .where(*_log_window(profile_id, first, last))
+        .group_by(QueryLogRow.day)
+    ).all()
+    return {_as_date(d): (int(n), int(z)) for d, n, z in rows}
+
+
+def top_queries(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int, int]]:
+    count = sa.func.count().label("n")
+    zero = sa.func.coalesce(sa.func.sum(sa.case((QueryLogRow.matched_count == 0, 1), else_=0)), 0)
+    rows = session.execute(
+        sa.select(QueryLogRow.query, count, zero)
+        .where(*_log_window(profile_id, first, last))
+        .group_by(QueryLogRow.query)
+        .order_by(count.desc(), _name_order(session, QueryLogRow.query))
+        .limit(TOP_N)
+    ).all()
+    return [(str(q), int(n), int(z)) for q, n, z in rows]
+
+
+def top_query_tags(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int]]:
+    count = sa.func.count().label("n")
+    rows = session.execute(
+        sa.select(QueryLogTag.tag, count)
+        .where(QueryLogTag.profile_id == profile_id, QueryLogTag.day >= first, QueryLogTag.day <= last)
+        .group_by(QueryLogTag.tag)
+        .order_by(count.desc(), _name_order(session, QueryLogTag.tag))
+        .limit(TOP_N)
+    ).all()
+    return [(str(t), int(n)) for t, n in rows]
+
+
+def top_facts(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int, str]]:
+    """Facts that were the best hit most often in the window, with their current title."""
+    count = sa.func.count().label("n")
+    top = (
+        sa.select(QueryLogRow.top_uid.label("uid"), count)
+        .where(*_log_window(profile_id, first, last), QueryLogRow.top_uid.is_not(None))
+        .group_by(QueryLogRow.top_uid)
+        .order_by(count.desc(), _name_order(session, QueryLogRow.top_uid))
+        .limit(TOP_N)
+        .subquery()
+    )
+    rows = session.execute(
+        sa.select(top.c.uid, top.c.n, FactRow.title)
+        .join(FactRow, sa.and_(FactRow.uid == top.c.uid, FactRow.profile_id == profile_id), isouter=True)
+        .order_by(top.c.n.desc(), _name_order(session, top.c.uid))
+    ).all()
+    return [(str(u), int(n), str(t or "")) for u, n, t in rows]
+
+
+# --- stats ---------------------------------------------------------------------------------------
+
+
+def fact_counts(session: Session, profile_id: int) -> dict[tuple[str, str], int]:
+    """(status, kind) -> count, over every fact of the profile."""
+    rows = session.execute(
+        sa.select(FactRow.status, FactRow.kind, sa.func.count())
+        .where(FactRow.profile_id == profile_id)
+        .group_by(FactRow.status, FactRow.kind)
+    ).all()
+    return {(str(s), str(k)): int(n) for s, k, n in rows}
+
+
+def top_fact_tags(session: Session, profile_id: int) -> list[tuple[str, int]]:
+    count = sa.func.count().label("n")
+    rows = session.execute(
+        sa.select(FactTag.tag, count)
+        .where(FactTag.profile_id == profile_id, FactTag.active.is_(True))
+        .group_by(FactTag.tag)
+        .order_by(count.desc(), _name_order(session, FactTag.tag))
+        .limit(TOP_N)
+    ).all()
+    return [(str(t), int(n)) for t, n in rows]
+
+
+def facts_daily(session: Session, profile_id: int, first: date, last: date) -> dict[date, tuple[int, int]]:
+    created = session.execute(
+        sa.select(FactRow.created_day, sa.func.count())
+        .where(FactRow.profile_id == profile_id, FactRow.created_day >= first, FactRow.created_day <= last)
+        .group_by(FactRow.created_day)
+    ).all()
+    retired = session.execute(
+        sa.select(FactRow.retired_day, sa.func.count())
+        .where(FactRow.profile_id == profile_id, FactRow.retired_day >= first, FactRow.retired_day <= last)
+        .group_by(FactRow.retired_day)
+    ).all()
+    out: dict[date, tuple[int, int]] = {}
+    for d, n in created:
+        out[_as_date(d)] = (int(n), 0)
+    for d, n in retired:
+        c, _ = out.get(_as_date(d), (0, 0))
+        out[_as_date(d)] = (c, int(n))
+    return out
+
+
+def fact_span(session: Session, profile_id: int) -> Any:
+    return session.execute(
+        sa.select(sa.func.min(FactRow.created_at), sa.func.max(FactRow.created_at)).where(
+            FactRow.profile_id == profile_id
+        )
+    ).one()  # type: ignore[return-value]
+
+
+def _as_date(value: Any) -> date:
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value)[:10])

@@ -1,0 +1,116 @@
+"""Engine and transactions for SQLite (embedded default) and PostgreSQL (psycopg 3), same code for both."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from service.errors import BackendUnavailable
+
+
+def make_engine(url: str, *, immediate_writes: bool = False) -> Engine:
+    """Create an engine. SQLite gets WAL, foreign keys, a busy timeout and explicit BEGIN control;
+    with immediate_writes every transaction starts with BEGIN IMMEDIATE (takes the write lock up front)."""
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[1] if "///" in url else ""
+        if path and path != ":memory:":
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=8,
+            max_overflow=16,
+        )
+        _configure_sqlite(engine, "IMMEDIATE" if immediate_writes else "DEFERRED")
+        return engine
+    return sa.create_engine(
+        url,
+        pool_size=10,
+        max_overflow=20,
+        pool_pre_ping=True,
+        connect_args={"options": "-c timezone=UTC"},
+    )
+
+
+def _configure_sqlite(engine: Engine, begin_mode: str) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy (not pysqlite) decide where transactions begin.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        conn.exec_driver_sql(f"BEGIN {begin_mode}")
+
+
+class Database:
+    """Owns the engines; hands out read sessions and write transactions.
+
+    On SQLite, writes go through a second engine whose transactions begin IMMEDIATE, and are
+    serialised inside the process, so concurrent writers queue instead of failing "database is locked".
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self.dialect = self.engine.dialect.name
+        if self.dialect == "sqlite":
+            self._write_engine = make_engine(url, immediate_writes=True)
+            self._write_lock: threading.Lock | None = threading.Lock()
+        else:
+            self._write_engine = self.engine
+            self._write_lock = None
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            try:
+                yield session
+            except sa.exc.OperationalError as exc:
+                raise BackendUnavailable(f"database unavailable: {exc.orig}") from exc
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """One transaction: committed when the block ends, rolled back entirely on any exception."""
+        if self._write_lock is None:
+            with self._transaction() as session:
+                yield session
+        else:
+            with self._write_lock, self._transaction() as session:
+                yield session
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Session]:
+        with Session(self._write_engine, expire_on_commit=False) as session:
+            try:
+                yield session
+                session.commit()
+            except sa.exc.OperationalError as exc:
+                session.rollback()
+                raise BackendUnavailable(f"database unavailable: {exc.orig}") from exc
+            except BaseException:
+                session.rollback()
+                raise
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+        if self._write_engine is not self.engine:
+            self._write_engine.dispose()

@@ -1,0 +1,44 @@
+"""Automatic, versioned schema upgrades (Alembic) at start-up, for SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+_PG_LOCK_KEY = 0x6D656D6F  # "memo": one migrator at a time across processes
+
+
+def _alembic_config(connection: sa.Connection) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    head = ScriptDirectory.from_config(cfg).get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(engine: sa.Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: sa.Engine) -> None:
+    """Bring the schema to the newest revision. Safe to call on every start; never drops data."""
+    if current_revision(engine) == head_revision():
+        return
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+        command.upgrade(_alembic_config(conn), "head")

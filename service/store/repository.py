@@ -1,0 +1,214 @@
+"""Row access for the canonical store. Every query that touches profile data filters by profile_id."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import numpy as np
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from service.domain.models import Fact, Revision
+from service.store.tables import FactRevision, FactRow, FactTag, FactVector, Profile, Token
+
+
+def to_fact(row: FactRow) -> Fact:
+    return Fact(
+        uid=row.uid,
+        title=row.title,
+        text=row.text,
+        kind=row.kind,
+        tags=list(row.tags or []),
+        status=row.status,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        retired_at=row.retired_at,
+        supersedes=row.supersedes,
+        superseded_by=row.superseded_by,
+        retire_reason=row.retire_reason,
+    )
+
+
+def to_revision(row: FactRevision) -> Revision:
+    return Revision(
+        revision=row.revision,
+        title=row.title,
+        kind=row.kind,
+        tags=list(row.tags or []),
+        valid_from=row.valid_from,
+        valid_to=row.valid_to,
+    )
+
+
+# --- profiles and tokens -------------------------------------------------------------------------
+
+
+def profile_by_name(session: Session, name: str) -> Profile | None:
+    return session.exec(select(Profile).where(Profile.name == name)).first()
+
+
+def profiles(session: Session) -> Sequence[Profile]:
+    return session.exec(select(Profile).order_by(col(Profile.name))).all()
+
+
+def lock_profile(session: Session, profile_id: int) -> int:
+    """Take the profile's write lock (row lock on PostgreSQL) and return the next change sequence number."""
+    result = session.execute(
+        sa.update(Profile)
+        .where(col(Profile.id) == profile_id)
+        .values(fact_seq=Profile.fact_seq + 1)
+        .returning(Profile.fact_seq)
+    )
+    return int(result.scalar_one())
+
+
+def token_by_hash(session: Session, token_hash: str) -> tuple[Token, Profile] | None:
+    row = session.exec(
+        select(Token, Profile).join(Profile, col(Profile.id) == Token.profile_id).where(Token.token_hash == token_hash)
+    ).first()
+    return (row[0], row[1]) if row else None
+
+
+def tokens_of(session: Session, profile_id: int) -> Sequence[Token]:
+    return session.exec(select(Token).where(Token.profile_id == profile_id).order_by(col(Token.id))).all()
+
+
+def token_by_id(session: Session, token_id: str) -> Token | None:
+    return session.exec(select(Token).where(Token.token_id == token_id)).first()
+
+
+# --- facts -----------------------------------------------------------------------------------------
+
+
+def fact_row(session: Session, profile_id: int, uid: str, *, for_update: bool = False) -> FactRow | None:
+    stmt = select(FactRow).where(FactRow.profile_id == profile_id, FactRow.uid == uid)
+    if for_update:
+        stmt = stmt.with_for_update()
+    return session.exec(stmt).first()
+
+
+def fact_rows_by_uid(session: Session, profile_id: int, uids: Iterable[str]) -> dict[str, FactRow]:
+    wanted = list(dict.fromkeys(uids))
+    if not wanted:
+        return {}
+    rows = session.exec(select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.uid).in_(wanted))).all()
+    return {r.uid: r for r in rows}
+
+
+def fact_rows_by_id(session: Session, profile_id: int, ids: Iterable[int]) -> dict[int, FactRow]:
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    rows = session.exec(select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.id).in_(wanted))).all()
+    return {r.id: r for r in rows if r.id is not None}
+
+
+def sync_fact_tags(session: Session, row: FactRow) -> None:
+    """Keep fact_tags in step with row.tags and row.status. Rows are flagged, never removed: a tag taken
+    off a fact by an in-place amend becomes current=False (its old tag list also survives as a revision)."""
+    assert row.id is not None
+    existing = {t.tag: t for t in session.exec(select(FactTag).where(FactTag.fact_id == row.id)).all()}
+    active = row.status == "active"
+    for tag in set(row.tags) | set(existing):
+        current = tag in row.tags
+        entry = existing.get(tag)
+        if entry is None:
+            session.add(FactTag(fact_id=row.id, tag=tag, profile_id=row.profile_id, current=True, active=active))
+        elif entry.current != current or entry.active != (active and current):
+            entry.current, entry.active = current, active and current
+            session.add(entry)
+
+
+def revisions_of(session: Session, fact_id: int) -> list[Revision]:
+    rows = session.exec(
+        select(FactRevision).where(FactRevision.fact_id == fact_id).order_by(col(FactRevision.revision))
+    ).all()
+    return [to_revision(r) for r in rows]
+
+
+def next_revision(session: Session, fact_id: int) -> int:
+    current = session.execute(
+        sa.select(sa.func.max(FactRevision.revision)).where(FactRevision.fact_id == fact_id)
+    ).scalar_one()
+    return int(current or 0) + 1
+
+
+def recent_facts(session: Session, profile_id: int, *, limit: int, kind: str | None) -> list[FactRow]:
+    stmt = select(FactRow).where(FactRow.profile_id == profile_id, FactRow.status == "active")
+    if kind:
+        stmt = stmt.where(FactRow.kind == kind)
+    stmt = stmt.order_by(col(FactRow.updated_at).desc(), col(FactRow.id).desc()).limit(limit)
+    return list(session.exec(stmt).all())
+
+
+def list_facts(
+    session: Session,
+    profile_id: int,
+    *,
+    status: str | None,
+    kind: str | None,
+    tag: str | None,
+    limit: int,
+    before_id: int | None,
+) -> list[FactRow]:
+    """Newest first (by id, i.e. creation order), keyset-paged with before_id."""
+    stmt = select(FactRow).where(FactRow.profile_id == profile_id)
+    if status:
+        stmt = stmt.where(FactRow.status == status)
+    if kind:
+        stmt = stmt.where(FactRow.kind == kind)
+    if tag:
+        stmt = stmt.where(
+            col(FactRow.id).in_(select(FactTag.fact_id).where(
+                FactTag.profile_id == profile_id, FactTag.tag == tag, col(FactTag.current).is_(True)
+            ))
+        )
+    if before_id is not None:
+        stmt = stmt.where(col(FactRow.id) < before_id)
+    return list(session.exec(stmt.order_by(col(FactRow.id).desc()).limit(limit)).all())
+
+
+def facts_changed_since(session: Session, profile_id: int, seq: int) -> list[tuple[FactRow, FactVector | None]]:
+    rows = session.exec(
+        select(FactRow, FactVector)
+        .join(FactVector, col(FactVector.fact_id) == FactRow.id, isouter=True)
+        .where(FactRow.profile_id == profile_id, col(FactRow.change_seq) > seq)
+        .order_by(col(FactRow.id))
+    ).all()
+    return [(r[0], r[1]) for r in rows]
+
+
+def count_facts(session: Session, profile_id: int, status: str | None = "active") -> int:
+    stmt = sa.select(sa.func.count()).select_from(FactRow).where(FactRow.profile_id == profile_id)
+    if status:
+        stmt = stmt.where(FactRow.status == status)
+    return int(session.execute(stmt).scalar_one())
+
+
+# --- vectors ---------------------------------------------------------------------------------------
+
+
+def put_vector(session: Session, row: FactRow, model: str, vector: np.ndarray, now: datetime) -> None:
+    assert row.id is not None
+    data = np.asarray(vector, dtype=np.float32).tobytes()
+    existing = session.get(FactVector, row.id)
+    if existing is None:
+        session.add(
+            FactVector(
+                fact_id=row.id, profile_id=row.profile_id, model=model, dim=int(vector.shape[0]), vector=data,
+                created_at=now,
+            )
+        )
+    else:
+        existing.model, existing.dim, existing.vector, existing.created_at = model, int(vector.shape[0]), data, now
+        session.add(existing)
+
+
+def decode_vector(vec: FactVector) -> np.ndarray:
+    return np.frombuffer(vec.vector, dtype=np.float32, count=vec.dim)
+
+
+def vector_models(session: Session) -> dict[str, int]:
+    rows = session.execute(sa.select(FactVector.model, sa.func.count()).group_by(FactVector.model)).all()
+    return {str(m): int(n) for m, n in rows}

@@ -1,0 +1,170 @@
+"""SQLModel tables of the canonical store. Every table holding profile data carries profile_id.
+
+Nothing here is ever deleted: facts are retired or superseded, query-log rows are kept,
+tokens are revoked. The schema is created and upgraded by Alembic (service/store/migrations).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Any, Optional
+
+import sqlalchemy as sa
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, SQLModel
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on both SQLite (stored naive, in UTC) and PostgreSQL (timestamptz)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Optional[datetime], dialect: sa.Dialect) -> Optional[datetime]:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; use service.clock.utcnow()")
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Optional[datetime], dialect: sa.Dialect) -> Optional[datetime]:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+def _ts(nullable: bool = False, index: bool = False) -> Any:
+    return Field(default=None, sa_column=sa.Column(UTCDateTime(), nullable=nullable, index=index))
+
+
+class Profile(SQLModel, table=True):
+    __tablename__ = "profiles"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(sa_column=sa.Column(sa.String(63), nullable=False, unique=True))
+    created_at: datetime = _ts()
+    # Bumped in every transaction that changes a fact of the profile; search indexes sync from it.
+    fact_seq: int = Field(default=0, sa_column=sa.Column(sa.BigInteger, nullable=False, server_default="0"))
+
+
+class Token(SQLModel, table=True):
+    __tablename__ = "tokens"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    token_id: str = Field(sa_column=sa.Column(sa.String(32), nullable=False, unique=True))
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False, index=True))
+    token_hash: str = Field(sa_column=sa.Column(sa.String(64), nullable=False, unique=True))
+    created_at: datetime = _ts()
+    revoked_at: Optional[datetime] = _ts(nullable=True)
+
+
+class FactRow(SQLModel, table=True):
+    __tablename__ = "facts"
+    __table_args__ = (
+        sa.Index("ix_facts_profile_status_updated", "profile_id", "status", "updated_at"),
+        sa.Index("ix_facts_profile_seq", "profile_id", "change_seq"),
+        sa.Index("ix_facts_profile_created_day", "profile_id", "created_day"),
+        sa.Index("ix_facts_profile_retired_day", "profile_id", "retired_day"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    uid: str = Field(sa_column=sa.Column(sa.String(40), nullable=False, unique=True))
+    title: str = Field(sa_column=sa.Column(sa.String(200), nullable=False))
+    text: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    kind: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
+    tags: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    status: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+    retired_at: Optional[datetime] = _ts(nullable=True)
+    retire_reason: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(500), nullable=True))
+    supersedes: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(40), nullable=True))
+    superseded_by: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(40), nullable=True))
+    created_day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
+    retired_day: Optional[date] = Field(default=None, sa_column=sa.Column(sa.Date, nullable=True))
+    change_seq: int = Field(default=0, sa_column=sa.Column(sa.BigInteger, nullable=False))
+
+
+class FactTag(SQLModel, table=True):
+    """One row per (fact, tag), kept in step with facts.tags, so tag counts are plain SQL GROUP BYs."""
+
+    __tablename__ = "fact_tags"
+    __table_args__ = (sa.Index("ix_fact_tags_profile_tag", "profile_id", "tag"),)
+
+    fact_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("facts.id"), primary_key=True))
+    tag: str = Field(sa_column=sa.Column(sa.String(64), primary_key=True))
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    current: bool = Field(sa_column=sa.Column(sa.Boolean, nullable=False))  # the tag is on the fact now
+    active: bool = Field(sa_column=sa.Column(sa.Boolean, nullable=False))  # current and the fact is active
+
+
+class FactRevision(SQLModel, table=True):
+    """The previous metadata of a fact amended in place (same uid): nothing is lost."""
+
+    __tablename__ = "fact_revisions"
+    __table_args__ = (sa.Index("ix_fact_revisions_fact", "fact_id", "revision"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    fact_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("facts.id"), nullable=False))
+    revision: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))
+    title: str = Field(sa_column=sa.Column(sa.String(200), nullable=False))
+    kind: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
+    tags: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    valid_from: datetime = _ts()
+    valid_to: datetime = _ts()
+
+
+class FactVector(SQLModel, table=True):
+    """The embedding of a fact, with the model that made it (a changed embedder is detected)."""
+
+    __tablename__ = "fact_vectors"
+
+    fact_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("facts.id"), primary_key=True))
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False, index=True))
+    model: str = Field(sa_column=sa.Column(sa.String(200), nullable=False))
+    dim: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))
+    vector: bytes = Field(sa_column=sa.Column(sa.LargeBinary, nullable=False))
+    created_at: datetime = _ts()
+
+
+class QueryLogRow(SQLModel, table=True):
+    __tablename__ = "query_log"
+    __table_args__ = (
+        sa.Index("ix_query_log_profile_id", "profile_id", "id"),
+        sa.Index("ix_query_log_profile_day", "profile_id", "day", "matched_count"),
+        sa.Index("ix_query_log_profile_day_query", "profile_id", "day", "query"),
+        sa.Index("ix_query_log_profile_day_top", "profile_id", "day", "top_uid"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    query: str = Field(sa_column=sa.Column(sa.String(1000), nullable=False))
+    tags: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    kind: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(16), nullable=True))
+    limit: int = Field(sa_column=sa.Column("result_limit", sa.Integer, nullable=False))
+    matched_count: Optional[int] = Field(default=None, sa_column=sa.Column(sa.Integer, nullable=True))
+    returned_count: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))
+    inactive_matched: Optional[int] = Field(default=None, sa_column=sa.Column(sa.Integer, nullable=True))
+    top_uid: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(40), nullable=True))
+    mode: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
+    latency_ms: float = Field(sa_column=sa.Column(sa.Float, nullable=False))
+    results: list[dict[str, Any]] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    created_at: datetime = _ts()
+    day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
+
+
+class QueryLogTag(SQLModel, table=True):
+    """One row per (search, tag filter), so top_tags of the summary is a SQL GROUP BY over the window."""
+
+    __tablename__ = "query_log_tags"
+    __table_args__ = (sa.Index("ix_query_log_tags_profile_day", "profile_id", "day", "tag"),)
+
+    query_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("query_log.id"), primary_key=True))
+    tag: str = Field(sa_column=sa.Column(sa.String(64), primary_key=True))
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))

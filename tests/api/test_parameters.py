@@ -1,0 +1,64 @@
+"""Bad query parameters are 400 with the JSON error body (never 422); the bounds themselves are 200."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import ProfileAccess
+
+BAD_LIMITS = ["0", "-1", "501", "abc", "1.5", "", "1e3"]
+BAD_DAYS = ["0", "366", "-1", "x", "2.5", ""]
+
+
+@pytest.mark.parametrize("value", BAD_LIMITS)
+def test_query_listing_limit_out_of_range(client: TestClient, alpha: ProfileAccess, value: str) -> None:
+    response = client.get(f"/api/alpha/queries?limit={value}", headers=alpha.headers)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["status"] == 400 and error["code"] == "invalid_parameter" and error["param"] == "limit"
+    assert error["message"]
+
+
+@pytest.mark.parametrize("path", ["/api/alpha/queries/summary", "/api/alpha/stats"])
+@pytest.mark.parametrize("value", BAD_DAYS)
+def test_days_out_of_range(client: TestClient, alpha: ProfileAccess, path: str, value: str) -> None:
+    response = client.get(f"{path}?days={value}", headers=alpha.headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == "days"
+
+
+@pytest.mark.parametrize("value", ["1", "500"])
+def test_limit_bounds_are_accepted(client: TestClient, alpha: ProfileAccess, value: str) -> None:
+    response = client.get(f"/api/alpha/queries?limit={value}", headers=alpha.headers)
+    assert response.status_code == 200
+    assert response.json() == {"profile": "alpha", "queries": []}
+
+
+@pytest.mark.parametrize("path", ["/api/alpha/queries/summary", "/api/alpha/stats"])
+@pytest.mark.parametrize("value", ["1", "365"])
+def test_days_bounds_are_accepted(client: TestClient, alpha: ProfileAccess, path: str, value: str) -> None:
+    response = client.get(f"{path}?days={value}", headers=alpha.headers)
+    assert response.status_code == 200
+    assert response.json()["days"] == int(value)
+    assert len(response.json()["daily"]) == int(value)
+
+
+@pytest.mark.parametrize(
+    "query", ["status=deleted", "kind=opinion", "limit=0", "limit=201", "cursor=%%%", "tag=Not%20A%20Tag"]
+)
+def test_fact_listing_rejects_bad_filters(client: TestClient, alpha: ProfileAccess, query: str) -> None:
+    response = client.get(f"/api/alpha/facts?{query}", headers=alpha.headers)
+    assert response.status_code == 400, response.text
+
+
+def test_openapi_documents_400_and_401_and_no_422(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()
+    queries = schema["paths"]["/api/{profile}/queries"]["get"]
+    assert {"400", "401"} <= set(queries["responses"])
+    assert "422" not in str(schema["paths"])
+    limit = next(p for p in queries["parameters"] if p["name"] == "limit")
+    assert limit["schema"]["minimum"] == 1 and limit["schema"]["maximum"] == 500
+    for path in ("/api/{profile}/queries/summary", "/api/{profile}/stats", "/api/{profile}/queries/{query_id}",
+                 "/api/{profile}/facts", "/api/{profile}/facts/{uid}", "/api/profiles"):
+        assert "401" in schema["paths"][path]["get"]["responses"], path

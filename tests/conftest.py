@@ -1,0 +1,85 @@
+"""Shared fixtures: databases (SQLite and PostgreSQL), settings, services, a live server, profiles."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from service.config import Settings
+from service.container import Services, build_services
+from tests.support import postgres
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[postgres.Cluster]:
+    cluster = postgres.from_env()
+    if cluster is not None:
+        yield cluster
+        return
+    try:
+        cluster = postgres.start_cluster()
+    except postgres.PostgresUnavailable as exc:
+        pytest.skip(f"PostgreSQL tests skipped: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty canonical store per test, on each database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'memory.db'}"
+    cluster = request.getfixturevalue("pg_cluster")
+    return postgres.fresh_database(cluster.url, f"t_{uuid.uuid4().hex[:16]}")
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str) -> Settings:
+    return Settings(data_dir=tmp_path, database_url=database_url, embedder="none")
+
+
+@pytest.fixture
+def services(settings: Settings) -> Iterator[Services]:
+    svc = build_services(settings)
+    try:
+        yield svc
+    finally:
+        svc.close()
+
+
+@dataclass
+class ProfileAccess:
+    name: str
+    token: str
+    token_id: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+def make_profile(services: Services, name: str) -> ProfileAccess:
+    services.profiles.create(name)
+    issued = services.profiles.issue_token(name)
+    return ProfileAccess(name=name, token=issued.token, token_id=issued.token_id)
+
+
+@pytest.fixture
+def alpha(services: Services) -> ProfileAccess:
+    return make_profile(services, "alpha")
+
+
+@pytest.fixture
+def beta(services: Services) -> ProfileAccess:
+    return make_profile(services, "beta")

@@ -1,0 +1,203 @@
+"""The real all-MiniLM-L6-v2, loaded once for this module from the bundled package, offline."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from service.config import Settings
+from service.domain.ports import EmbeddingUnavailable
+from service.embedding.minilm import DIM, MODEL_ID, MiniLMEmbedder
+
+LOAD_TIMEOUT = 120.0
+
+
+class NetworkAttempted(AssertionError):
+    pass
+
+
+def _no_network(*args: Any, **kwargs: Any) -> Any:
+    raise NetworkAttempted(f"network access during model load: {args!r}")
+
+
+@pytest.fixture(scope="session")
+def loaded() -> Iterator[dict[str, Any]]:
+    """One embedder, loaded via start() with every way out to the network blocked."""
+    embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=1))
+    before = embedder.status()["state"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(socket.socket, "connect", _no_network)
+        mp.setattr(socket.socket, "connect_ex", _no_network)
+        mp.setattr(socket, "create_connection", _no_network)
+        mp.setattr(socket, "getaddrinfo", _no_network)
+        started = time.monotonic()
+        embedder.start()
+        start_returned_after = time.monotonic() - started
+        during = embedder.status()["state"]
+        deadline = time.monotonic() + LOAD_TIMEOUT
+        while not embedder.ready() and embedder.status()["state"] != "error" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    import torch
+
+    yield {
+        "torch_threads": torch.get_num_threads(),
+        "embedder": embedder,
+        "before": before,
+        "during": during,
+        "start_returned_after": start_returned_after,
+        "env": {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")},
+    }
+
+
+@pytest.fixture
+def embedder(loaded: dict[str, Any]) -> MiniLMEmbedder:
+    emb = loaded["embedder"]
+    assert emb.ready(), f"model did not load: {emb.status()}"
+    return emb
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+@pytest.mark.model
+def test_start_loads_in_background_without_network(loaded: dict[str, Any]) -> None:
+    emb = loaded["embedder"]
+    assert loaded["before"] == "not_loaded"
+    assert loaded["during"] in ("loading", "ready")
+    assert loaded["start_returned_after"] < 1.0  # start() must not block on the load
+    assert emb.ready(), emb.status()  # NetworkAttempted would have made the load fail
+    assert loaded["env"] == {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+@pytest.mark.model
+def test_status_fields(embedder: MiniLMEmbedder) -> None:
+    status = embedder.status()
+    assert status["embedder"] == "minilm" and status["state"] == "ready"
+    assert status["model"] == MODEL_ID == embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert status["dim"] == 384 and status["error"] is None
+    embedder.start()  # a second start is a no-op
+    assert embedder.status()["state"] == "ready"
+
+
+@pytest.mark.model
+def test_torch_threads_applied(loaded: dict[str, Any]) -> None:
+    assert loaded["torch_threads"] == 1
+
+
+@pytest.mark.model
+def test_documents_shape_dtype_norm(embedder: MiniLMEmbedder) -> None:
+    texts = [f"fact number {i} about the project" for i in range(40)]  # more than one batch of 32
+    vectors = embedder.embed_documents(texts)
+    assert vectors.shape == (40, DIM) and embedder.dim == 384
+    assert vectors.dtype == np.float32 and vectors.flags.c_contiguous
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed_documents([]).shape == (0, DIM)
+
+
+@pytest.mark.model
+def test_deterministic(embedder: MiniLMEmbedder) -> None:
+    a = embedder.embed_documents(["The user likes pytest for tests"])[0]
+    b = embedder.embed_documents(["The user likes pytest for tests"])[0]
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+@pytest.mark.model
+def test_paraphrase_closer_than_unrelated(embedder: MiniLMEmbedder) -> None:
+    query = embedder.embed_query("which test runner does the user prefer")
+    related, unrelated = embedder.embed_documents(
+        ["The user likes pytest for tests", "The billing database runs Postgres 15"]
+    )
+    assert cos(query, related) > cos(query, unrelated) + 0.1
+
+
+@pytest.mark.model
+def test_query_matches_document_vector(embedder: MiniLMEmbedder) -> None:
+    text = "deploys go through the staging cluster first"
+    np.testing.assert_allclose(embedder.embed_query(text), embedder.embed_documents([text])[0], atol=1e-5)
+
+
+@pytest.mark.model
+def test_query_cache(embedder: MiniLMEmbedder) -> None:
+    text = "query cache check"
+    first = embedder.embed_query(text)
+    hits = embedder.status()["query_cache"]["hits"]
+    first[:] = 0.0  # must not reach the cache
+    second = embedder.embed_query(text)
+    assert embedder.status()["query_cache"]["hits"] == hits + 1
+    assert second.shape == (DIM,) and second.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(second), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(second, embedder.embed_query(text))
+
+
+@pytest.mark.model
+def test_concurrent_callers_get_consistent_vectors(embedder: MiniLMEmbedder) -> None:
+    texts = [f"concurrent fact {i}" for i in range(8)]
+    reference = embedder.embed_documents(texts)
+    results: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            results.append(embedder.embed_documents(texts))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for result in results:
+        np.testing.assert_allclose(result, reference, atol=1e-5)
+
+
+@pytest.mark.model
+def test_concurrent_first_calls_share_one_load(embedder: MiniLMEmbedder) -> None:
+    fresh = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=1))
+    loads = 0
+    real_load = fresh._load
+
+    def counting_load() -> Any:
+        nonlocal loads
+        loads += 1
+        return real_load()
+
+    fresh._load = counting_load  # type: ignore[method-assign]
+    results: list[np.ndarray] = []
+    threads = [threading.Thread(target=lambda: results.append(fresh.embed_query("shared load"))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert loads == 1 and len(results) == 3 and fresh.ready()
+    np.testing.assert_allclose(results[0], embedder.embed_query("shared load"), atol=1e-5)
+
+
+def test_broken_model_folder_raises_clearly(tmp_path: Path) -> None:
+    broken = MiniLMEmbedder(Settings(embedder="minilm"), model_dir=tmp_path)
+    with pytest.raises(EmbeddingUnavailable, match="no sentence-transformers model in"):
+        broken.embed_query("x")
+    status = broken.status()
+    assert status["state"] == "error" and "no sentence-transformers model" in status["error"]
+    assert not broken.ready()
+    with pytest.raises(EmbeddingUnavailable):  # remembered, not retried
+        broken.embed_documents(["x"])
+
+
+def test_start_with_broken_folder_ends_in_error(tmp_path: Path) -> None:
+    broken = MiniLMEmbedder(Settings(embedder="minilm"), model_dir=tmp_path)
+    broken.start()
+    deadline = time.monotonic() + 5
+    while broken.status()["state"] == "loading" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert broken.status()["state"] == "error" and not broken.ready()
