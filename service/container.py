@@ -7,6 +7,7 @@ from typing import Any
 
 from service.config import Settings
 from service.domain.facts import FactService
+from service.domain.outbox import Outbox
 from service.domain.ports import Embedder, SearchBackend
 from service.domain.profiles import ProfileService
 from service.domain.querylog import QueryLog
@@ -72,14 +73,15 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
     db = build_database(settings)
     embedder = embedder or build_embedder(settings)
     backend = build_backend(settings, db, embedder)
-    query_log = QueryLog(db)
+    outbox = Outbox(enabled=settings.search == "opensearch")
+    query_log = QueryLog(db, outbox)
     return Services(
         settings=settings,
         db=db,
         embedder=embedder,
         backend=backend,
         profiles=ProfileService(db),
-        facts=FactService(db, embedder, backend),
+        facts=FactService(db, embedder, backend, outbox),
         search=SearchService(db, embedder, backend, query_log),
         query_log=query_log,
         stats=StoreStats(db),

@@ -24,6 +24,7 @@ from service import ids
 from service.clock import utcnow
 from service.domain import validation
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult
+from service.domain.outbox import Outbox
 from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend
 from service.domain.profiles import ProfileRef
 from service.errors import Conflict, NotFound
@@ -56,10 +57,11 @@ class FactDetail:
 
 
 class FactService:
-    def __init__(self, db: Database, embedder: Embedder, search: SearchBackend) -> None:
+    def __init__(self, db: Database, embedder: Embedder, search: SearchBackend, outbox: Outbox | None = None) -> None:
         self.db = db
         self.embedder = embedder
         self.search = search
+        self.outbox = outbox or Outbox(enabled=False)
 
     # --- commands ---------------------------------------------------------------------------------
 
@@ -78,6 +80,7 @@ class FactService:
             session.flush()
             repo.sync_fact_tags(session, row)
             self._store_vector(session, row, vector, now)
+            self.outbox.fact_changed(session, row)
             fact = repo.to_fact(row)
         self.search.changed(profile.id, profile.name)
         similar = self._similar(profile, fact.uid)
@@ -137,6 +140,8 @@ class FactService:
                 repo.sync_fact_tags(session, row)
                 repo.sync_fact_tags(session, successor)
                 self._store_vector(session, successor, vec, now)
+                self.outbox.fact_changed(session, row)
+                self.outbox.fact_changed(session, successor)
                 result = UpdateResult(fact=repo.to_fact(successor), superseded_uid=row.uid, changed=True)
             elif (final_title, final_kind, final_tags) != (row.title, row.kind, list(row.tags)):
                 assert row.id is not None
@@ -155,6 +160,7 @@ class FactService:
                 repo.sync_fact_tags(session, row)
                 if title_changed:
                     self._store_vector(session, row, vec, now)
+                self.outbox.fact_changed(session, row)
                 result = UpdateResult(fact=repo.to_fact(row), superseded_uid=None, changed=True)
             else:
                 return UpdateResult(fact=repo.to_fact(row), superseded_uid=None, changed=False)
@@ -174,6 +180,7 @@ class FactService:
             session.add(row)
             session.flush()
             repo.sync_fact_tags(session, row)
+            self.outbox.fact_changed(session, row)
             fact = repo.to_fact(row)
         self.search.changed(profile.id, profile.name)
         return fact

@@ -19,6 +19,7 @@ from sqlmodel import col, select
 from service import clock
 from service.domain import validation
 from service.domain.models import ScoredFact
+from service.domain.outbox import Outbox
 from service.domain.ports import SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.errors import NotFound
@@ -58,8 +59,9 @@ def row_to_dict(row: QueryLogRow, *, with_results: bool = False) -> dict[str, An
 
 
 class QueryLog:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, outbox: Outbox | None = None) -> None:
         self.db = db
+        self.outbox = outbox or Outbox(enabled=False)
 
     def record(
         self,
@@ -87,6 +89,7 @@ class QueryLog:
             assert row.id is not None
             for tag in request.tags:
                 session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=now.date()))
+            self.outbox.query_logged(session, row)
             return row.id
 
     def listing(self, profile: ProfileRef, limit: int = LISTING_DEFAULT) -> list[dict[str, Any]]:

@@ -168,3 +168,22 @@ class QueryLogTag(SQLModel, table=True):
     tag: str = Field(sa_column=sa.Column(sa.String(64), primary_key=True))
     profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
     day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
+
+
+class OutboxRow(SQLModel, table=True):
+    """A change to mirror into the search index (MEMORY_SEARCH=opensearch), written in the same transaction
+    as the change itself. Its id is the document's external version in the index: changes of one profile
+    are serialised by the profile lock, so a later change of a fact always has a larger id.
+    Delivered rows are marked, not removed: the outbox is also an audit trail."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (sa.Index("ix_outbox_pending", "delivered_at", "id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    entity: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))  # "fact" | "query"
+    entity_id: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))  # facts.id or query_log.id
+    created_at: datetime = _ts()
+    delivered_at: Optional[datetime] = _ts(nullable=True)
+    attempts: int = Field(default=0, sa_column=sa.Column(sa.Integer, nullable=False, server_default="0"))
+    last_error: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(500), nullable=True))

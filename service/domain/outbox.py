@@ -1,0 +1,28 @@
+"""Transactional outbox: changes to mirror into the search index are recorded inside the transaction
+that makes them, so the mirror can never miss a committed change (it may only lag)."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from service.clock import utcnow
+from service.store.tables import FactRow, OutboxRow, QueryLogRow
+
+
+class Outbox:
+    """Enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def fact_changed(self, session: Session, row: FactRow) -> None:
+        if self.enabled:
+            assert row.id is not None
+            session.add(OutboxRow(profile_id=row.profile_id, entity="fact", entity_id=row.id,
+                                  created_at=utcnow()))
+
+    def query_logged(self, session: Session, row: QueryLogRow) -> None:
+        if self.enabled:
+            assert row.id is not None
+            session.add(OutboxRow(profile_id=row.profile_id, entity="query", entity_id=row.id,
+                                  created_at=utcnow()))
