@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from service import __version__
 from service.api import errors
+from service.api.ui import mount_ui
 from service.api.routes import facts, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
@@ -49,6 +50,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     errors.install(app)
     for module in (profiles, queries, stats, facts, health):
         app.include_router(module.router)
+    mount_ui(app)
     endpoint = MCPEndpoint(services, manager)
     for path in ("/mcp/{profile}", "/mcp/{profile}/"):
         app.router.routes.append(Route(path, endpoint=endpoint, methods=["POST"]))

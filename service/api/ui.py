@@ -1,0 +1,19 @@
+"""The reviewer's dashboard: static files from the package, served at /ui/ (no server-side sessions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "ui" / "static"
+
+
+def mount_ui(app: FastAPI) -> None:
+    @app.get("/ui", include_in_schema=False)
+    def _ui_root() -> RedirectResponse:
+        return RedirectResponse("/ui/", status_code=308)
+
+    app.mount("/ui", StaticFiles(directory=STATIC_DIR, html=True, check_dir=False), name="ui")

@@ -1,0 +1,52 @@
+"""tools/list: exactly five tools, bounded input schemas, output schemas, honest annotations, short descriptions."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ProfileAccess
+from tests.support.mcp_client import mcp_client
+
+pytestmark = pytest.mark.anyio
+
+FIVE = {"memory_search", "memory_write", "memory_update", "memory_forget", "memory_recent"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAccess, mode: str) -> None:
+    async with mcp_client(base_url, "alpha", alpha.token, mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == FIVE
+    for tool in tools.values():
+        assert tool.description and len(tool.description) <= 300, tool.name
+        assert tool.output_schema is not None and tool.output_schema.get("type") == "object", tool.name
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False, tool.name
+        assert "ctx" not in tool.input_schema.get("properties", {})
+
+    search = tools["memory_search"].input_schema
+    assert search["required"] == ["query"]
+    assert search["properties"]["query"]["maxLength"] == 1000
+    assert (search["properties"]["limit"]["minimum"], search["properties"]["limit"]["maximum"]) == (1, 50)
+    assert search["properties"]["limit"]["default"] == 8
+    assert search["properties"]["kind"]["enum"] == [
+        "user", "preference", "project", "reference", "research", "decision"
+    ]
+    write = tools["memory_write"].input_schema
+    assert sorted(write["required"]) == ["kind", "text", "title"]
+    assert write["properties"]["title"]["maxLength"] == 200
+    assert write["properties"]["text"]["maxLength"] == 8000
+    assert write["properties"]["tags"]["maxItems"] == 20
+    assert tools["memory_update"].input_schema["required"] == ["uid"]
+    assert tools["memory_forget"].input_schema["properties"]["reason"]["maxLength"] == 500
+    recent = tools["memory_recent"].input_schema
+    assert recent.get("required", []) == [] and recent["properties"]["limit"]["default"] == 10
+
+    assert tools["memory_search"].annotations.read_only_hint is True
+    assert tools["memory_recent"].annotations.read_only_hint is True
+    assert tools["memory_forget"].annotations.destructive_hint is False
+    assert tools["memory_forget"].annotations.idempotent_hint is True
+    assert tools["memory_update"].annotations.idempotent_hint is True
+    assert tools["memory_write"].annotations.destructive_hint is False
+    assert set(tools["memory_search"].output_schema["properties"]) >= {
+        "query", "matched_count", "returned_count", "facts"
+    }
