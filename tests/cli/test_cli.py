@@ -1,0 +1,86 @@
+"""The CLI round trip with --json, and its one-line failures with exit code 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from service.cli.main import app
+from service.config import Settings
+from service.container import build_services
+
+
+@pytest.fixture
+def env(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    values = {"MEMORY_DATA_DIR": str(tmp_path), "MEMORY_DATABASE_URL": database_url, "MEMORY_EMBEDDER": "none",
+              "MEMORY_PORT": "9123"}
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return values
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def test_round_trip_with_json(env: dict[str, str]) -> None:
+    code, out = run("profile", "create", "work", "--json")
+    assert code == 0 and json.loads(out) == {"profile": "work", "created": True}
+    code, out = run("token", "issue", "work", "--json")
+    issued = json.loads(out)
+    assert code == 0 and issued["profile"] == "work" and issued["token"].startswith("mem_")
+    assert issued["url"] == "http://127.0.0.1:9123/mcp/work"
+    code, out = run("profile", "list", "--json")
+    assert [p["name"] for p in json.loads(out)["profiles"]] == ["work"]
+    code, out = run("token", "list", "work", "--json")
+    tokens = json.loads(out)["tokens"]
+    assert [t["token_id"] for t in tokens] == [issued["token_id"]] and tokens[0]["active"] is True
+    assert issued["token"] not in out  # never shown again
+
+    services = build_services(Settings())
+    try:
+        assert services.profiles.authenticate(f"Bearer {issued['token']}", "work").name == "work"
+    finally:
+        services.close()
+
+    code, out = run("token", "revoke", issued["token_id"], "--json")
+    assert code == 0 and json.loads(out)["revoked"] is True
+    code, out = run("token", "list", "work", "--json")
+    assert json.loads(out)["tokens"][0]["active"] is False
+
+
+def test_human_token_issue_prints_a_registration(env: dict[str, str]) -> None:
+    run("profile", "create", "work")
+    code, out = run("token", "issue", "work", "--alias", "mem")
+    assert code == 0
+    assert 'claude mcp add --transport http mem http://127.0.0.1:9123/mcp/work --header "Authorization: Bearer mem_' \
+        in out
+    registration = json.loads(out[out.index("{"):])
+    assert registration["mem"]["type"] == "http" and registration["mem"]["url"].endswith("/mcp/work")
+    assert registration["mem"]["headers"]["Authorization"].startswith("Bearer mem_")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("profile", "create", "work"), "already exists"),
+        (("profile", "create", "Bad Name"), "invalid profile name"),
+        (("profile", "create", "-x"), None),
+        (("token", "issue", "nobody"), "no profile named 'nobody'"),
+        (("token", "list", "nobody"), "no profile named 'nobody'"),
+        (("token", "revoke", "tok_nope"), "no token with id"),
+    ],
+)
+def test_failures_are_one_line_and_exit_1(env: dict[str, str], args: tuple[str, ...], message: str | None) -> None:
+    run("profile", "create", "work")
+    code, out = run(*args)
+    assert code != 0
+    if message:
+        assert code == 1
+        assert message in out and len(out.strip().splitlines()) == 1
+        code, out = run(*args, "--json")
+        assert code == 1 and message in json.loads(out)["error"]["message"]
