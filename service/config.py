@@ -25,6 +25,8 @@ class Settings(BaseSettings):
     opensearch_url: str | None = None
     opensearch_shards: int = Field(default=1, ge=1, le=64)
     opensearch_replicas: int = Field(default=0, ge=0, le=8)
+    opensearch_timeout: float = Field(default=10.0, gt=0)  # seconds per request to the mirror
+    opensearch_sync_interval: float = Field(default=2.0, gt=0)  # seconds between outbox drains
 
     embedder: Literal["minilm", "openai", "none"] = "minilm"
     embedder_url: str | None = None

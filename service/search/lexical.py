@@ -28,11 +28,11 @@ STOP_WORDS: frozenset[str] = frozenset(
     they this to was will with
     about above after again against all am any because been before being below between both can could did
     do does doing don down during each few from further had has have having he her here hers herself him
-    himself his how i i'm im its itself just me more most my myself nor now off once only other ought our
+    himself his how i im its itself just me more most my myself nor now off once only other ought our
     ours ourselves out over own same she should so some than theirs them themselves those through too under
     until up very we were what when where which while who whom why would you your yours yourself
     yourselves s t d ll m re ve
-    know tell remember recall
+    know tell remember recall use used uses using
     """.split()
 )
 

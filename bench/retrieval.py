@@ -1,0 +1,143 @@
+"""Retrieval quality on the labelled set in bench/data/retrieval (see its README).
+
+Prints recall@1/5/10, MRR and nDCG@10 for
+- BM25 only: FTS5 BM25 over the OR of the query's informative terms (every partial match);
+- vectors only: exact cosine k-NN over all facts;
+- hybrid ranking: the shared fusion (min_max + weighted mean) of the strict lexical matches and the
+  vector neighbours, before the match rule cuts anything;
+- hybrid (served): what memory_search hands back: matched facts only (lexical rule or cosine >=
+  MEMORY_MIN_SIMILARITY), fused;
+and the zero-match rate on answerable vs unanswerable queries (the honesty of matched_count), for the
+current thresholds and for a small grid of alternatives.
+
+    python bench/retrieval.py            # current defaults
+    python bench/retrieval.py --grid     # also sweep MEMORY_MIN_SIMILARITY and the lexical share
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from service.config import Settings  # noqa: E402
+from service.container import build_services  # noqa: E402
+from service.search import lexical  # noqa: E402
+from service.search.fusion import fuse  # noqa: E402
+
+DATA = ROOT / "bench" / "data" / "retrieval"
+
+
+def load(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+
+
+def metrics(rankings: list[list[str]], relevant: list[set[str]]) -> dict[str, float]:
+    out: dict[str, list[float]] = defaultdict(list)
+    for ranked, rel in zip(rankings, relevant):
+        for k in (1, 5, 10):
+            out[f"recall@{k}"].append(len(set(ranked[:k]) & rel) / len(rel))
+        rank = next((i for i, uid in enumerate(ranked) if uid in rel), None)
+        out["MRR"].append(0.0 if rank is None else 1.0 / (rank + 1))
+        dcg = sum(1.0 / math.log2(i + 2) for i, uid in enumerate(ranked[:10]) if uid in rel)
+        ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
+        out["nDCG@10"].append(dcg / ideal)
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--grid", action="store_true", help="sweep thresholds")
+    args = parser.parse_args()
+    facts, queries, offtopic = load("facts.jsonl"), load("queries.jsonl"), load("offtopic.jsonl")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(data_dir=Path(tmp), embedder="minilm")
+        services = build_services(settings)
+        profile = services.profiles.create("bench")
+        started = time.perf_counter()
+        services.embedder.embed_documents(["warm up"])
+        load_s = time.perf_counter() - started
+        uid_of: dict[str, str] = {}
+        for fact in facts:
+            written = services.facts.write(profile, title=fact["title"], text=fact["text"], kind=fact["kind"],
+                                           tags=fact["tags"])
+            uid_of[fact["id"]] = written.fact.uid
+        relevant = [{uid_of[r] for r in q["relevant"]} for q in queries]
+
+        backend = services.backend
+        index = backend._synced(profile.id)  # the embedded index, for the single-retriever baselines
+        bm25_rank, vec_rank, fused_rank, hybrid_rank = [], [], [], []
+        vectors = {q["query"]: services.embedder.embed_query(q["query"]) for q in queries + offtopic}
+        for q in queries:
+            terms = lexical.informative_terms(q["query"])
+            scores = index.bm25(terms, np.arange(index.size))
+            bm25_rank.append([index.uids[r] for r, _ in sorted(scores.items(), key=lambda kv: -kv[1])][:10])
+            sims = index.similarities(vectors[q["query"]])
+            vec_rank.append([index.uids[r] for r in np.argsort(-sims)[:10]])
+            depth = settings.fusion_depth
+            counts = index.term_counts(terms) if terms else np.zeros(index.size)
+            strict = {r: s for r, s in scores.items() if counts[r] >= lexical.required_terms(len(terms))}
+            lex_top = dict(sorted(strict.items(), key=lambda kv: -kv[1])[:depth])
+            vec_top = {int(r): float(sims[r]) for r in np.argsort(-sims)[:depth]}
+            fused = fuse([lex_top, vec_top], [settings.lexical_weight, settings.vector_weight])
+            fused_rank.append([index.uids[r] for r, _ in fused[:10]])
+            served = services.search.search(profile, q["query"], limit=10)
+            hybrid_rank.append([s.fact.uid for s in served.facts])
+
+        print(f"labelled set: {len(facts)} facts, {len(queries)} answerable queries, {len(offtopic)} unanswerable")
+        print(f"model load {load_s:.1f}s; thresholds: min_similarity={settings.min_similarity} "
+              f"lexical share={lexical.LEXICAL_SHARE} weights={settings.lexical_weight}/{settings.vector_weight}")
+        print(f"\n{'retriever':<22}" + "".join(f"{m:>11}" for m in ("recall@1", "recall@5", "recall@10", "MRR",
+                                                                     "nDCG@10")))
+        for name, ranking in (("BM25 only", bm25_rank), ("vectors only", vec_rank), ("hybrid ranking", fused_rank),
+                              ("hybrid (served)", hybrid_rank)):
+            m = metrics(ranking, relevant)
+            print(f"{name:<22}" + "".join(f"{m[k]:>11.3f}" for k in ("recall@1", "recall@5", "recall@10", "MRR",
+                                                                       "nDCG@10")))
+        by_style: dict[str, list[int]] = defaultdict(list)
+        for i, q in enumerate(queries):
+            by_style[q["style"]].append(i)
+        print("\nhybrid recall@5 by query style: " + ", ".join(
+            f"{style} {metrics([hybrid_rank[i] for i in idx], [relevant[i] for i in idx])['recall@5']:.3f}"
+            f" (n={len(idx)})" for style, idx in sorted(by_style.items())))
+
+        def zero_rates(min_sim: float, share: float) -> tuple[float, dict[str, float]]:
+            lexical.LEXICAL_SHARE = share
+            object.__setattr__(backend.settings, "min_similarity", min_sim)  # frozen settings, bench only
+
+            def zero(q: str) -> bool:
+                return services.search.search(profile, q, limit=1).matched_count == 0
+
+            answerable = np.mean([zero(q["query"]) for q in queries])
+            styles: dict[str, list[bool]] = defaultdict(list)
+            for q in offtopic:
+                styles[q["style"]].append(zero(q["query"]))
+            return float(answerable), {s: float(np.mean(v)) for s, v in styles.items()}
+
+        print("\nzero-match rate (matched_count 0): want low on answerable, high on unanswerable")
+        base_share, base_sim = lexical.LEXICAL_SHARE, settings.min_similarity
+        grid = [(base_sim, base_share)]
+        if args.grid:
+            grid += [(s, 0.5) for s in (0.28, 0.30, 0.32, 0.34, 0.36, 0.38, 0.40) if s != base_sim]
+            grid += [(base_sim, 0.67)]
+        for min_sim, share in grid:
+            answerable, styles = zero_rates(min_sim, share)
+            others = ", ".join(f"{s} {v:.1%}" for s, v in sorted(styles.items()))
+            print(f"  min_similarity={min_sim:.2f} share={share:.2f}: answerable {answerable:.1%} | {others}")
+        lexical.LEXICAL_SHARE = base_share
+        services.close()
+
+
+if __name__ == "__main__":
+    main()
