@@ -1,0 +1,158 @@
+"""What the mirror reads from and records in the canonical store (SQL only; no OpenSearch here).
+
+Versions are always read BEFORE the content they go with (outbox rows first, canonical rows after): the
+content sent is then at least as new as its version, never older, so the real newer change is never the
+one refused with 409. This holds under READ COMMITTED, where each statement sees its own snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+import numpy as np
+import sqlalchemy as sa
+from sqlmodel import col
+
+from service.clock import utcnow
+from service.store import repository as repo
+from service.store.engine import Database
+from service.store.tables import FactRow, FactVector, OutboxRow, Profile, QueryLogRow
+
+PAGE = 500
+
+
+@dataclass(frozen=True)
+class Pending:
+    id: int
+    entity: str  # "fact" | "query"
+    entity_id: int
+
+
+class Canonical:
+    def __init__(self, db: Database, model_id: str) -> None:
+        self.db = db
+        self.model_id = model_id  # vectors of another model are not mirrored (wrong space)
+
+    # --- outbox ------------------------------------------------------------------------------------
+
+    def pending(self, profile_id: int, limit: int = PAGE) -> list[Pending]:
+        with self.db.read() as session:
+            rows = session.execute(
+                sa.select(OutboxRow.id, OutboxRow.entity, OutboxRow.entity_id)
+                .where(col(OutboxRow.delivered_at).is_(None), OutboxRow.profile_id == profile_id)
+                .order_by(col(OutboxRow.id))
+                .limit(limit)
+            ).all()
+        return [Pending(int(i), str(e), int(x)) for i, e, x in rows]
+
+    def since(self, profile_id: int, moment: datetime) -> list[Pending]:
+        """Rows undelivered or delivered at/after `moment` (a rebuild replays them into the new index)."""
+        with self.db.read() as session:
+            rows = session.execute(
+                sa.select(OutboxRow.id, OutboxRow.entity, OutboxRow.entity_id)
+                .where(OutboxRow.profile_id == profile_id,
+                       sa.or_(col(OutboxRow.delivered_at).is_(None), col(OutboxRow.delivered_at) >= moment))
+                .order_by(col(OutboxRow.id))
+            ).all()
+        return [Pending(int(i), str(e), int(x)) for i, e, x in rows]
+
+    def profiles_with_pending(self) -> list[tuple[int, str]]:
+        with self.db.read() as session:
+            rows = session.execute(
+                sa.select(Profile.id, Profile.name)
+                .where(col(Profile.id).in_(
+                    sa.select(OutboxRow.profile_id).where(col(OutboxRow.delivered_at).is_(None)).distinct()
+                ))
+                .order_by(col(Profile.id))
+            ).all()
+        return [(int(i), str(n)) for i, n in rows]
+
+    def profiles(self) -> list[tuple[int, str]]:
+        with self.db.read() as session:
+            return [(int(p.id), p.name) for p in repo.profiles(session) if p.id is not None]
+
+    def delivered(self, ids: Sequence[int]) -> None:
+        if ids:
+            with self.db.write() as session:
+                session.execute(sa.update(OutboxRow).where(col(OutboxRow.id).in_(list(ids)))
+                                .values(delivered_at=utcnow()))
+
+    def failed(self, errors: dict[int, str]) -> None:
+        with self.db.write() as session:
+            for outbox_id, reason in errors.items():
+                session.execute(sa.update(OutboxRow).where(col(OutboxRow.id) == outbox_id)
+                                .values(attempts=OutboxRow.attempts + 1, last_error=reason[:500]))
+
+    def lag(self, profile_id: int | None = None) -> tuple[int, datetime | None]:
+        """(pending rows, created_at of the oldest pending row)."""
+        stmt = sa.select(sa.func.count(), sa.func.min(OutboxRow.created_at)).where(
+            col(OutboxRow.delivered_at).is_(None))
+        if profile_id is not None:
+            stmt = stmt.where(OutboxRow.profile_id == profile_id)
+        with self.db.read() as session:
+            count, oldest = session.execute(stmt).one()
+        return int(count), oldest
+
+    def pending_of(self, profile_id: int, entity: str) -> int:
+        with self.db.read() as session:
+            return int(session.execute(
+                sa.select(sa.func.count()).where(col(OutboxRow.delivered_at).is_(None),
+                                                 OutboxRow.profile_id == profile_id, OutboxRow.entity == entity)
+            ).scalar_one())
+
+    # --- rows and versions -------------------------------------------------------------------------
+
+    def latest_versions(self, profile_id: int, entity: str) -> dict[int, int]:
+        """entity id -> id of its latest outbox row. Read BEFORE the rows it versions: the content sent is
+        then at least as new as its version, and any newer change has a larger id, delivered later."""
+        with self.db.read() as session:
+            rows = session.execute(
+                sa.select(OutboxRow.entity_id, sa.func.max(OutboxRow.id))
+                .where(OutboxRow.profile_id == profile_id, OutboxRow.entity == entity)
+                .group_by(OutboxRow.entity_id)
+            ).all()
+        return {int(e): int(v) for e, v in rows}
+
+    def facts(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
+              limit: int = PAGE) -> list[tuple[FactRow, np.ndarray | None]]:
+        """Rows with their vector of the current model (or None); by ids, or a page in id order."""
+        stmt = (
+            sa.select(FactRow, FactVector)
+            .join(FactVector, sa.and_(col(FactVector.fact_id) == FactRow.id, FactVector.model == self.model_id),
+                  isouter=True)
+            .where(FactRow.profile_id == profile_id)
+        )
+        stmt = stmt.where(col(FactRow.id).in_(list(ids))) if ids is not None else \
+            stmt.where(col(FactRow.id) > after_id).order_by(col(FactRow.id)).limit(limit)
+        with self.db.read() as session:
+            rows = session.execute(stmt).all()
+        return [(r[0], repo.decode_vector(r[1]) if r[1] is not None else None) for r in rows]
+
+    def queries(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
+                limit: int = PAGE) -> list[QueryLogRow]:
+        stmt = sa.select(QueryLogRow).where(QueryLogRow.profile_id == profile_id)
+        stmt = stmt.where(col(QueryLogRow.id).in_(list(ids))) if ids is not None else \
+            stmt.where(col(QueryLogRow.id) > after_id).order_by(col(QueryLogRow.id)).limit(limit)
+        with self.db.read() as session:
+            return [r[0] for r in session.execute(stmt).all()]
+
+    def all_facts(self, profile_id: int) -> Iterator[tuple[FactRow, np.ndarray | None]]:
+        after = 0
+        while page := self.facts(profile_id, after_id=after):
+            yield from page
+            after = int(page[-1][0].id or 0)
+
+    def all_queries(self, profile_id: int) -> Iterator[QueryLogRow]:
+        after = 0
+        while page := self.queries(profile_id, after_id=after):
+            yield from page
+            after = int(page[-1].id or 0)
+
+    def counts(self, profile_id: int) -> tuple[int, int]:
+        """(facts, query-log rows) of the profile, for progress bars."""
+        with self.db.read() as session:
+            facts = session.execute(sa.select(sa.func.count()).where(FactRow.profile_id == profile_id)).scalar_one()
+            queries = session.execute(
+                sa.select(sa.func.count()).where(QueryLogRow.profile_id == profile_id)).scalar_one()
+        return int(facts), int(queries)

@@ -1,0 +1,67 @@
+"""Index documents built from canonical rows, and the bulk actions that carry them (pure functions).
+
+A document's external version is the id of the latest outbox row of its entity (0 when it has none, e.g. a
+fact written before the mirror existed): a later change always has a larger outbox id, so a replayed or late
+delivery of an older state is refused with 409 and changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from service import clock
+from service.store.tables import FactRow, QueryLogRow
+
+
+def fact_document(row: FactRow, profile: str, vector: np.ndarray | None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "uid": row.uid,
+        "fact_id": row.id,
+        "profile": profile,
+        "title": row.title,
+        "text": row.text,
+        "tags": list(row.tags or []),
+        "kind": row.kind,
+        "status": row.status,
+        "created_at": clock.isoformat(row.created_at),
+        "updated_at": clock.isoformat(row.updated_at),
+        "retired_at": clock.isoformat(row.retired_at),
+        "supersedes": row.supersedes,
+        "superseded_by": row.superseded_by,
+        "has_vector": vector is not None,
+    }
+    if vector is not None:
+        doc["embedding"] = [float(x) for x in vector]
+    return doc
+
+
+def query_document(row: QueryLogRow, profile: str) -> dict[str, Any]:
+    return {
+        "log_id": row.id,
+        "profile": profile,
+        "query": row.query,
+        "tags": list(row.tags or []),
+        "kind": row.kind,
+        "limit": row.limit,
+        "matched_count": row.matched_count,
+        "returned_count": row.returned_count,
+        "inactive_matched": row.inactive_matched,
+        "top_uid": row.top_uid,
+        "mode": row.mode,
+        "latency_ms": float(row.latency_ms),
+        "created_at": clock.isoformat(row.created_at),
+    }
+
+
+def index_action(index: str, doc_id: str, version: int, source: dict[str, Any]) -> dict[str, Any]:
+    """One bulk `index` action with external versioning (stale versions are refused with 409)."""
+    return {
+        "_op_type": "index",
+        "_index": index,
+        "_id": doc_id,
+        "version": version,
+        "version_type": "external",
+        "_source": source,
+    }

@@ -1,0 +1,89 @@
+"""The index templates and the search pipeline: loaded from index_templates/*.json (the reviewed, complete
+bodies), rendered for this deployment, and the names of the per-profile aliases and versioned indices.
+
+Rendering changes only what depends on configuration: shards/replicas, the vector dimension and embedder
+recorded in the mapping's _meta, the pipeline weights, and the stop list, which is always written from
+service.search.lexical.STOP_WORDS (the JSON carries the same list; a test keeps them equal), so both
+backends drop exactly the same words.
+
+Names: alias `memory-facts-<profile>` -> index `memory-facts-<profile>.v<N>`. The version separator is a dot
+because profile names cannot contain one (with `-v<N>` the alias of profile `a-v2` would be the name of
+profile `a`'s second index).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from service.search.lexical import STOP_WORDS
+
+TEMPLATE_DIR = Path(__file__).resolve().parents[3] / "index_templates"
+TEMPLATE_VERSION = 1  # bump when a mapping or analyzer changes; `memory reindex` rolls indices forward
+FACTS, QUERIES = "memory-facts", "memory-queries"
+PIPELINE_ID = "memory-hybrid"
+PIPELINE_FILE = "memory-hybrid-pipeline"
+DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2; used for the (unused) vector field when MEMORY_EMBEDDER=none
+
+_VERSIONED = re.compile(r"^(?P<alias>.+)\.v(?P<n>[0-9]+)$")
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    """A body from index_templates/ exactly as stored (callers get their own deep copy via render_*)."""
+    with open(TEMPLATE_DIR / f"{name}.json", encoding="utf-8") as handle:
+        return json.load(handle)  # type: ignore[no-any-return]
+
+
+def _settings(body: dict[str, Any], shards: int, replicas: int) -> None:
+    index = body["template"]["settings"]["index"]
+    index["number_of_shards"] = shards
+    index["number_of_replicas"] = replicas
+    body["template"]["settings"]["analysis"]["filter"]["memory_stop"]["stopwords"] = sorted(STOP_WORDS)
+
+
+def render_facts(*, shards: int, replicas: int, dimension: int, embedder: str) -> dict[str, Any]:
+    body = copy.deepcopy(load(FACTS))
+    _settings(body, shards, replicas)
+    mappings = body["template"]["mappings"]
+    mappings["_meta"].update({"template_version": TEMPLATE_VERSION, "embedder": embedder, "dimension": dimension})
+    mappings["properties"]["embedding"]["dimension"] = dimension
+    body["version"] = body["_meta"]["template_version"] = TEMPLATE_VERSION
+    return body
+
+
+def render_queries(*, shards: int, replicas: int) -> dict[str, Any]:
+    body = copy.deepcopy(load(QUERIES))
+    _settings(body, shards, replicas)
+    body["template"]["mappings"]["_meta"]["template_version"] = TEMPLATE_VERSION
+    body["version"] = body["_meta"]["template_version"] = TEMPLATE_VERSION
+    return body
+
+
+def render_pipeline(*, lexical_weight: float, vector_weight: float) -> dict[str, Any]:
+    """Weights in sub-query order [lexical, vector]; they sum to 1 as the processor requires."""
+    body = copy.deepcopy(load(PIPELINE_FILE))
+    processor = body["phase_results_processors"][0]["normalization-processor"]
+    processor["combination"]["parameters"]["weights"] = [lexical_weight, vector_weight]
+    return body
+
+
+def alias(entity: str, profile: str) -> str:
+    """`memory-facts-<profile>` or `memory-queries-<profile>`: what every read and write goes through."""
+    return f"{entity}-{profile}"
+
+
+def versioned(alias_name: str, n: int) -> str:
+    return f"{alias_name}.v{n}"
+
+
+def version_of(index: str, alias_name: str) -> int | None:
+    """N of `<alias>.v<N>`, or None when the index is not a version of that alias."""
+    match = _VERSIONED.match(index)
+    if match is None or match["alias"] != alias_name:
+        return None
+    return int(match["n"])
