@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.config import Settings
+from service.domain.embed_gate import EmbedGate
 from service.domain.facts import FactService
 from service.domain.outbox import Outbox
 from service.domain.ports import Embedder, SearchBackend
@@ -13,6 +14,7 @@ from service.domain.profiles import ProfileService
 from service.domain.querylog import QueryLog
 from service.domain.search import SearchService
 from service.domain.stats import StoreStats
+from service.store import repository as repo
 from service.store.engine import Database
 from service.store.migrate import upgrade
 
@@ -37,7 +39,13 @@ class Services:
         except Exception as exc:  # readiness reports; it never raises
             checks["database"] = {"state": "error", "error": str(exc).splitlines()[0]}
         checks["search"] = self.backend.status()
-        checks["embedder"] = self.embedder.status()
+        checks["embedder"] = dict(self.embedder.status())
+        if self.embedder.enabled and checks["database"]["state"] == "ready":
+            with self.db.read() as session:
+                stale = {m: n for m, n in repo.vector_models(session).items() if m != self.embedder.model_id}
+            if stale:  # the embedder was changed since these vectors were made
+                checks["embedder"]["stale_vectors"] = stale
+                checks["embedder"]["fix"] = "memory reindex --reembed"
         ready = checks["database"]["state"] == "ready" and checks["search"].get("state") in ("ready", "degraded")
         return {"ready": ready, "checks": checks}
 
@@ -59,20 +67,23 @@ def build_embedder(settings: Settings) -> Embedder:
     return factory(settings)
 
 
-def build_backend(settings: Settings, db: Database, embedder: Embedder) -> SearchBackend:
+def build_backend(
+    settings: Settings, db: Database, embedder: Embedder, gate: EmbedGate | None = None
+) -> SearchBackend:
     if settings.search == "opensearch":
-        from service.search.opensearch.backend import OpenSearchBackend  # type: ignore[import-not-found]
+        from service.search.opensearch.backend import OpenSearchBackend
 
-        return OpenSearchBackend(settings, db, embedder)  # type: ignore[no-any-return]
+        return OpenSearchBackend(settings, db, embedder)
     from service.search.embedded.backend import EmbeddedSearch
 
-    return EmbeddedSearch(db, embedder, settings)
+    return EmbeddedSearch(db, embedder, settings, gate)
 
 
 def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
     db = build_database(settings)
     embedder = embedder or build_embedder(settings)
-    backend = build_backend(settings, db, embedder)
+    gate = EmbedGate(embedder)
+    backend = build_backend(settings, db, embedder, gate)
     outbox = Outbox(enabled=settings.search == "opensearch")
     query_log = QueryLog(db, outbox)
     return Services(
@@ -81,8 +92,8 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         embedder=embedder,
         backend=backend,
         profiles=ProfileService(db),
-        facts=FactService(db, embedder, backend, outbox),
-        search=SearchService(db, embedder, backend, query_log),
+        facts=FactService(db, embedder, backend, outbox, gate),
+        search=SearchService(db, embedder, backend, query_log, gate),
         query_log=query_log,
         stats=StoreStats(db),
     )

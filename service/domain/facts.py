@@ -24,6 +24,7 @@ from service import ids
 from service.clock import utcnow
 from service.domain import validation
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult
+from service.domain.embed_gate import EmbedGate
 from service.domain.outbox import Outbox
 from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend
 from service.domain.profiles import ProfileRef
@@ -57,11 +58,19 @@ class FactDetail:
 
 
 class FactService:
-    def __init__(self, db: Database, embedder: Embedder, search: SearchBackend, outbox: Outbox | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        search: SearchBackend,
+        outbox: Outbox | None = None,
+        gate: EmbedGate | None = None,
+    ) -> None:
         self.db = db
         self.embedder = embedder
         self.search = search
         self.outbox = outbox or Outbox(enabled=False)
+        self.gate = gate or EmbedGate(embedder)
 
     # --- commands ---------------------------------------------------------------------------------
 
@@ -245,12 +254,14 @@ class FactService:
         return [repo.to_fact(r) for r in [*reversed(back), row, *forward]]
 
     def _embed(self, title: str, text: str) -> np.ndarray | None:
-        """The fact's vector, or None (embedder off or failing): the write goes on; it is embedded later."""
-        if not self.embedder.enabled:
+        """The fact's vector, or None (embedder off, loading or failing): the write goes on; it is embedded
+        later (by the search index's catch-up, or `memory reindex`)."""
+        if not self.gate.usable():
             return None
         try:
             return self.embedder.embed_documents([embedding_text(title, text)])[0]
         except EmbeddingUnavailable as exc:
+            self.gate.failed()
             log.warning("storing fact without a vector for now: %s", exc)
             return None
 

@@ -10,6 +10,7 @@ import logging
 import time
 
 from service.domain import validation
+from service.domain.embed_gate import EmbedGate
 from service.domain.models import ScoredFact, SearchOutcome
 from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend, SearchRequest
 from service.domain.profiles import ProfileRef
@@ -24,11 +25,19 @@ SEARCH_LIMIT_DEFAULT = 8
 
 
 class SearchService:
-    def __init__(self, db: Database, embedder: Embedder, backend: SearchBackend, query_log: QueryLog) -> None:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        backend: SearchBackend,
+        query_log: QueryLog,
+        gate: EmbedGate | None = None,
+    ) -> None:
         self.db = db
         self.embedder = embedder
         self.backend = backend
         self.query_log = query_log
+        self.gate = gate or EmbedGate(embedder)
 
     def search(
         self,
@@ -46,14 +55,12 @@ class SearchService:
         started = time.perf_counter()
 
         vector = None
-        if self.embedder.enabled:
-            if self.embedder.ready():
-                try:
-                    vector = self.embedder.embed_query(query)
-                except EmbeddingUnavailable as exc:
-                    log.warning("searching without a query vector: %s", exc)
-            else:
-                self.embedder.start()
+        if self.gate.usable():
+            try:
+                vector = self.embedder.embed_query(query)
+            except EmbeddingUnavailable as exc:
+                self.gate.failed()
+                log.warning("searching without a query vector: %s", exc)
         request = SearchRequest(
             profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
             vector=vector,

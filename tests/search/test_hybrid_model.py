@@ -122,5 +122,4 @@ def test_a_search_before_the_model_is_loaded_is_degraded_not_wrong(tmp_path: Pat
         row = services.query_log.listing(profile)[0]
         assert row["matched_count"] is None and row["mode"] == "degraded"
     finally:
-        services.embedder.ready() or None
         services.close()

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from service.clock import utcnow
 from service.config import Settings
+from service.domain.embed_gate import EmbedGate
 from service.domain.facts import embedding_text
 from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, SearchHits, SearchRequest
 from service.search import lexical
@@ -33,10 +34,11 @@ EMBED_ON_SEARCH_MAX = 256  # missing vectors embedded inline by one search; the 
 class EmbeddedSearch:
     name = "embedded"
 
-    def __init__(self, db: Database, embedder: Embedder, settings: Settings) -> None:
+    def __init__(self, db: Database, embedder: Embedder, settings: Settings, gate: EmbedGate | None = None) -> None:
         self.db = db
         self.embedder = embedder
         self.settings = settings
+        self.gate = gate or EmbedGate(embedder)
         self._indexes: dict[int, ProfileIndex] = {}
         self._guard = threading.Lock()
 
@@ -163,7 +165,7 @@ class EmbeddedSearch:
                         index.upsert(self._indexed(row, vec))
                         seq = max(seq, row.change_seq)
                     index.synced_seq = seq
-            if index.missing_vectors and self.embedder.enabled and self.embedder.ready():
+            if index.missing_vectors and self.gate.usable():
                 self._embed_missing(index, profile_id)
         return index
 
@@ -183,6 +185,7 @@ class EmbeddedSearch:
         try:
             vectors = self.embedder.embed_documents(texts)
         except EmbeddingUnavailable as exc:
+            self.gate.failed()
             log.warning("could not embed %d facts yet: %s", len(rows), exc)
             return
         now = utcnow()
