@@ -174,7 +174,7 @@ def seeded(base_url: str, alpha: ProfileAccess) -> Seeded:
 # --- browser ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         pytest.skip(f"Chromium not found at {CHROMIUM}: install Debian's package (apt-get install -y chromium)")

@@ -75,6 +75,11 @@ function fmtDay(iso) {
   return iso ? String(iso).slice(0, 10) : "—";
 }
 
+function fmtMs(v) {
+  if (v === null || v === undefined) return "—";
+  return v < 10 ? `${Number(v).toFixed(1)} ms` : `${Math.round(v)} ms`;
+}
+
 function fmtScore(v) {
   return v === null || v === undefined ? "—" : Number(v).toFixed(4);
 }
@@ -223,8 +228,10 @@ function unauthorizedMessage(profile, exc) {
 }
 
 function showLogin(prefillProfile) {
+  state.renderSeq += 1; // a view still loading must not draw over the login form
   destroyCharts();
   $("#view").replaceChildren();
+  $("#view").removeAttribute("aria-busy");
   $("[data-testid=nav]").hidden = true;
   $("[data-testid=session]").hidden = true;
   const login = $("[data-testid=login]");
@@ -384,7 +391,7 @@ function dailyChart(container, rows, series, { overlay = false } = {}) {
 }
 
 // A bar chart over named categories; each series is drawn only where it has values.
-function categoryChart(container, labels, series) {
+function categoryChart(container, labels, series, shortLabels = labels) {
   const xs = labels.map((_, i) => i);
   mount(
     {
@@ -406,7 +413,10 @@ function categoryChart(container, labels, series) {
           grid: { show: false },
           ticks: { show: false },
           splits: () => xs,
-          values: (u, vals) => vals.map((v) => labels[v] ?? ""),
+          values: (u, vals) => {
+            const names = u.width / labels.length < 72 ? shortLabels : labels;
+            return vals.map((v) => names[v] ?? "");
+          },
         },
         countAxis(),
       ],
@@ -780,7 +790,7 @@ async function viewOverview(view, seq) {
   ]);
   categoryChart(kindsBox, KINDS, [
     { label: "Active facts", stroke: COLORS.searches, fill: COLORS.searchesFill, values: KINDS.map((k) => stats.kinds[k] ?? 0) },
-  ]);
+  ], ["user", "pref", "proj", "ref", "res", "dec"]);
   dailyChart(growthBox, stats.daily, [
     { key: "created", label: "Created", stroke: COLORS.created, fill: COLORS.createdFill },
     { key: "retired", label: "Retired", stroke: COLORS.retired, fill: COLORS.retiredFill },
@@ -842,7 +852,7 @@ async function viewQueries(view, seq, selectedId) {
       matchedCell(q),
       h("td", { class: "num" }, fmtInt(q.returned_count)),
       h("td", { class: "nowrap" }, q.top_uid ? h("a", { href: factHref(q.top_uid), onclick: (e) => e.stopPropagation() }, q.top_uid) : h("span", { class: "muted" }, "—")),
-      h("td", { class: "num" }, q.latency_ms !== undefined ? `${Math.round(q.latency_ms)} ms` : "—"),
+      h("td", { class: "num" }, fmtMs(q.latency_ms)),
     );
     if (selectedId && String(q.id) === String(selectedId)) tr.classList.add("selected");
     return tr;
@@ -897,7 +907,7 @@ async function showQueryDetail(slot, id, seq) {
         row.inactive_matched !== undefined && row.inactive_matched !== null
           ? [h("dt", {}, "Retired/superseded matched"), h("dd", {}, fmtInt(row.inactive_matched))]
           : null,
-        h("dt", {}, "Latency"), h("dd", {}, row.latency_ms !== undefined ? `${row.latency_ms} ms` : "—"),
+        h("dt", {}, "Latency"), h("dd", {}, fmtMs(row.latency_ms)),
       ),
       results.length
         ? table(
@@ -1060,8 +1070,10 @@ async function viewFact(view, seq, uid) {
   const f = detail.fact;
   const chain = detail.chain || [];
   const byUid = Object.fromEntries(chain.map((c) => [c.uid, c]));
-  const linkTo = (target, testid) =>
-    h("a", { href: factHref(target), testid, dataset: { uid: target } }, byUid[target] ? byUid[target].title : target);
+  const linkTo = (target, testid) => [
+    h("a", { href: factHref(target), testid, dataset: { uid: target } }, byUid[target] ? byUid[target].title : target),
+    byUid[target] ? h("span", { class: "uid-hint" }, ` ${target}`) : null,
+  ];
 
   const notices = [];
   if (f.status === "superseded" && f.superseded_by) {
@@ -1114,7 +1126,8 @@ async function viewFact(view, seq, uid) {
                 : h("a", { href: factHref(c.uid) }, c.title),
               " ",
               statusBadge(c.status),
-              h("span", { class: "muted small" }, ` ${fmtTime(c.created_at)}`),
+              " ",
+              h("span", { class: "muted small when" }, fmtTime(c.created_at)),
             ),
           ),
         )
@@ -1144,7 +1157,7 @@ async function viewFact(view, seq, uid) {
     ...notices,
     h(
       "div",
-      { class: "grid" },
+      { class: "grid fit" },
       card("Fact", { id: "h-fact", class: "wide", testid: "fact-card" }, h("div", { class: "fact-text", testid: "fact-text" }, f.text), meta),
       chainCard,
       revisionsCard,
@@ -1186,6 +1199,7 @@ async function route() {
   destroyCharts();
   const view = $("#view");
   delete view.dataset.ready;
+  view.setAttribute("aria-busy", "true");
   const { parts, params } = parseHash();
   try {
     if (parts[0] === "facts" && parts[1]) {
@@ -1208,6 +1222,8 @@ async function route() {
     if (seq === state.renderSeq) view.dataset.ready = parts[0] || "overview";
   } catch (exc) {
     handleViewError(exc, seq);
+  } finally {
+    if (seq === state.renderSeq) view.removeAttribute("aria-busy");
   }
 }
 

@@ -1,0 +1,89 @@
+"""The dashboard's files: served at /ui/ from the package, small, and self-contained (no request leaves the origin)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from service.api.app import create_app
+from service.api.ui import STATIC_DIR
+from service.container import Services
+from tests.ui.conftest import PageSession, Seeded
+
+JS_TYPES = {"text/javascript", "application/javascript"}
+ASSETS = {
+    "app.js": JS_TYPES,
+    "app.css": {"text/css"},
+    "vendor/uPlot.iife.min.js": JS_TYPES,
+    "vendor/uPlot.min.css": {"text/css"},
+}
+JS_BUDGET = 300 * 1024
+
+
+@pytest.fixture
+def client(services: Services) -> Iterator[TestClient]:
+    with TestClient(create_app(services=services)) as test_client:
+        yield test_client
+
+
+def _type(response: httpx.Response) -> str:
+    return response.headers["content-type"].split(";")[0].strip()
+
+
+def test_ui_serves_index_without_a_token(client: TestClient) -> None:
+    page = client.get("/ui/")
+    assert page.status_code == 200
+    assert _type(page) == "text/html"
+    assert "<title>Memory dashboard</title>" in page.text
+    assert 'data-testid="login-form"' in page.text
+
+
+def test_ui_without_slash_redirects(client: TestClient) -> None:
+    response = client.get("/ui", follow_redirects=False)
+    assert response.status_code in (301, 307, 308)
+    assert response.headers["location"] == "/ui/"
+
+
+def test_assets_load_with_the_right_types(client: TestClient) -> None:
+    index = client.get("/ui/").text
+    referenced = set(re.findall(r'(?:src|href)="([^"#:]+)"', index))
+    assert set(ASSETS) <= referenced, "index.html loads every asset"
+    for path in referenced:
+        response = client.get(f"/ui/{path}")
+        assert response.status_code == 200, path
+        if path in ASSETS:
+            assert _type(response) in ASSETS[path], (path, _type(response))
+    licence = client.get("/ui/vendor/uPlot.LICENSE")
+    assert licence.status_code == 200 and "MIT License" in licence.text
+    assert client.get("/ui/no-such-file.js").status_code == 404
+
+
+def test_no_external_references_and_small_javascript() -> None:
+    index = (STATIC_DIR / "index.html").read_text()
+    # Every src/href is relative (same origin); no CDN, no web font.
+    for url in re.findall(r'(?:src|href)="([^"]*)"', index):
+        assert not re.match(r"^(?:[a-z]+:)?//", url), url
+    for name in ("app.js", "app.css"):
+        text = (STATIC_DIR / name).read_text()
+        assert not re.search(r"https?://", text), f"{name} names an external address"
+        assert "@import" not in text and "@font-face" not in text
+    total = sum(p.stat().st_size for p in STATIC_DIR.rglob("*.js"))
+    assert total < JS_BUDGET, f"{total} bytes of JavaScript"
+
+
+def test_page_makes_no_request_outside_its_origin(base_url: str, seeded: Seeded, ui: PageSession) -> None:
+    page = ui.page
+    ui.login(base_url, "alpha", seeded.access.token)
+    ui.ready("overview")
+    for hash_ in ("#/queries", "#/facts", f"#/facts/{seeded.uids['db']}", "#/"):
+        page.goto(f"{base_url}/ui/{hash_}")
+        ui.ready({"#/": "overview"}.get(hash_, hash_.split("/")[1]))
+    origin = urlsplit(base_url).netloc
+    outside = [u for u in ui.requests if urlsplit(u).scheme not in ("data", "blob") and urlsplit(u).netloc != origin]
+    assert ui.requests and not outside, outside
+    assert any("/ui/vendor/uPlot.iife.min.js" in u for u in ui.requests)
