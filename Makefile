@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)" --extra-index-url $(TORCH_INDEX)
-	$(BIN)/python -m pip install --quiet -e ".[test]" --extra-index-url $(TORCH_INDEX)
+	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $@
 
 run: setup
