@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +19,8 @@ from service.api.routes import facts, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
 from service.mcp.endpoint import MCPEndpoint, build_mcp_server, transport_security
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None,
@@ -36,6 +39,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if preload_embedder and services.embedder.enabled:
             services.embedder.start()
+        _warn_if_embedder_changed(services)
         async with manager.run():
             yield
 
@@ -65,6 +69,16 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def _warn_if_embedder_changed(services: Services) -> None:
+    """Vectors made by another embedder are unusable: say so at start-up (and in /readyz)."""
+    stale = services.readiness()["checks"]["embedder"].get("stale_vectors")
+    if stale:
+        log.warning(
+            "facts embedded with another model %s; searches report matched_count null until you run: "
+            "memory reindex --reembed", stale,
+        )
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
