@@ -1,26 +1,62 @@
-"""Maintenance commands: reindex (re-embed), check, export, import."""
+"""Maintenance commands: reindex (re-embed; rebuild the OpenSearch mirror), check, export, import.
+
+In opensearch mode (MEMORY_SEARCH=opensearch) reindex and check also do the mirror's work; the logic lives
+in service.search.opensearch.maintenance, this module only wires it to the command line.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import Progress
+from rich.progress import Progress, TaskID
 
 from service.cli.output import console, emit, failures
 from service.config import Settings
 from service.container import build_database, build_embedder
 from service.domain import portability
+from service.domain.ports import Embedder
 from service.domain.profiles import ProfileService
 from service.domain.vectors import VectorMaintenance
+from service.errors import BackendUnavailable
+from service.store.engine import Database
+
+if TYPE_CHECKING:
+    from service.search.opensearch.maintenance import MirrorMaintenance
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
 
 def _targets(profiles: ProfileService, name: str | None) -> list[str]:
     return [profiles.get(name).name] if name else [p.name for p in profiles.list()]
+
+
+def ticker(progress: Progress, task: TaskID) -> Callable[[int, int], None]:
+    """A progress callback (done, total) driving one rich task."""
+
+    def tick(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return tick
+
+
+@contextmanager
+def _mirror(settings: Settings, db: Database, embedder: Embedder) -> Iterator[MirrorMaintenance | None]:
+    """The mirror's maintenance in opensearch mode, None in embedded mode."""
+    if settings.search != "opensearch":
+        yield None
+        return
+    from service.search.opensearch.maintenance import MirrorMaintenance
+
+    mirror = MirrorMaintenance(settings, db, embedder)
+    try:
+        yield mirror
+    finally:
+        mirror.close()
 
 
 def register(app: typer.Typer) -> None:
@@ -31,22 +67,24 @@ def register(app: typer.Typer) -> None:
         = False,
         as_json: JsonOpt = False,
     ) -> None:
-        """Embed facts that lack a vector of the current embedder (all facts with --reembed)."""
+        """Embed facts that lack a vector of the current embedder (all facts with --reembed); in opensearch
+        mode, then rebuild each profile's mirror into fresh indices and swap the aliases."""
         with failures(as_json):
             settings = Settings()
             db = build_database(settings)
             profiles = ProfileService(db)
-            maintenance = VectorMaintenance(db, build_embedder(settings))
-            report = {}
-            with Progress(console=console, disable=as_json, transient=False) as progress:
+            embedder = build_embedder(settings)
+            maintenance = VectorMaintenance(db, embedder)
+            report: dict[str, Any] = {}
+            with _mirror(settings, db, embedder) as mirror, \
+                    Progress(console=console, disable=as_json, transient=False) as progress:
                 for name in _targets(profiles, profile):
                     ref = profiles.get(name)
-                    task = progress.add_task(f"embedding {name}", total=None)
-
-                    def tick(done: int, total: int, task: int = task) -> None:
-                        progress.update(task, completed=done, total=total)
-
+                    tick = ticker(progress, progress.add_task(f"embedding {name}", total=None))
                     report[name] = maintenance.embed(ref, everything=reembed, progress=tick)
+                    if mirror is not None:
+                        report[name]["mirror"] = mirror.reindex(
+                            ref, progress=ticker(progress, progress.add_task(f"mirroring {name}", total=None)))
             emit(as_json, {"reindexed": report}, lambda: console.print(f"done: {report}"))
 
     @app.command()
@@ -59,12 +97,17 @@ def register(app: typer.Typer) -> None:
             settings = Settings()
             db = build_database(settings)
             profiles = ProfileService(db)
-            maintenance = VectorMaintenance(db, build_embedder(settings))
+            embedder = build_embedder(settings)
+            maintenance = VectorMaintenance(db, embedder)
             problems = {}
-            for name in _targets(profiles, profile):
-                found = maintenance.check(profiles.get(name))
-                if found:
-                    problems[name] = found
+            with _mirror(settings, db, embedder) as mirror:
+                for name in _targets(profiles, profile):
+                    ref = profiles.get(name)
+                    found = maintenance.check(ref)
+                    if mirror is not None:
+                        found = {**found, **mirror.check(ref)}
+                    if found:
+                        problems[name] = found
             emit(as_json, {"ok": not problems, "differences": problems},
                  lambda: console.print("no differences" if not problems else json.dumps(problems, indent=2)))
             if problems:
@@ -82,9 +125,17 @@ def register(app: typer.Typer) -> None:
     def import_(profile: str, file: Path, as_json: JsonOpt = False) -> None:
         """Load facts exported by `memory export` into a profile (uids kept; already present ones skipped)."""
         with failures(as_json):
-            db = build_database(Settings())
+            settings = Settings()
+            db = build_database(settings)
             ref = ProfileService(db).get(profile)
             document = portability.read_document(file)
-            result = portability.import_profile(db, ref, document)
+            result: dict[str, Any] = dict(portability.import_profile(db, ref, document))
+            if settings.search == "opensearch":
+                with _mirror(settings, db, build_embedder(settings)) as mirror:
+                    assert mirror is not None
+                    try:
+                        result["mirror"] = mirror.sync_profile(ref)
+                    except BackendUnavailable as exc:  # the import stands; the mirror catches up later
+                        result["mirror"] = f"not updated ({exc.message}); run: memory reindex {profile}"
             emit(as_json, {"profile": profile, **result},
                  lambda: console.print(f"imported {result['imported']} facts, skipped {result['skipped']}"))

@@ -11,8 +11,10 @@ Rules (seed-spec "Summary object", CONTRACT.md):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from sqlmodel import col, select
 
@@ -32,6 +34,25 @@ LISTING_DEFAULT = 50
 DAYS_MAX = 365
 DAYS_DEFAULT = 30
 BUCKETS = ("0", "1", "2-5", "6-20", "21+")
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """An aggregate answer and where it came from: `source` is the X-Memory-Source header value
+    ("opensearch", or "postgres; reason=mirror-lagging"), None when only the canonical store exists."""
+
+    body: dict[str, Any]
+    source: str | None = None
+
+
+@runtime_checkable
+class AggregateMirror(Protocol):
+    """A search backend that can answer the summary and the stats from its mirror, checked against the
+    canonical store (`canonical` computes the canonical answer, used when the mirror cannot be trusted)."""
+
+    def query_summary(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
+
+    def store_stats(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
 
 
 def _score(value: float | None) -> float | None:
@@ -111,6 +132,13 @@ class QueryLog:
         if row is None:
             raise NotFound(f"no query-log row {query_id} in this profile", param="id")
         return row_to_dict(row, with_results=True)
+
+    def summary_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
+        """The summary from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""
+        days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
+        if isinstance(backend, AggregateMirror):
+            return backend.query_summary(profile, days, lambda: self.summary(profile, days))
+        return Sourced(self.summary(profile, days))
 
     def summary(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

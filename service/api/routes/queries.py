@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import responses
@@ -21,9 +21,15 @@ def list_queries(profile: ProfileDep, svc: ServicesDep, limit: Limit = LISTING_D
 
 
 @router.get("/api/{profile}/queries/summary", responses=responses(400, 401))
-def summary(profile: ProfileDep, svc: ServicesDep, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
-    """Aggregates of the query log over a window of whole days (see README for every field)."""
-    return svc.query_log.summary(profile, days)
+def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
+    """Aggregates of the query log over a window of whole days (see README for every field).
+
+    With the OpenSearch mirror, the header X-Memory-Source says where the answer came from: `opensearch`, or
+    `postgres; reason=mirror-lagging` when the mirror's totals disagreed with the canonical store."""
+    result = svc.query_log.summary_from(profile, days, svc.backend)
+    if result.source:
+        response.headers["X-Memory-Source"] = result.source
+    return result.body
 
 
 @router.get("/api/{profile}/queries/{query_id}", responses=responses(400, 401, 404))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import responses
@@ -14,6 +14,11 @@ Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description="Window in whole UTC 
 
 
 @router.get("/api/{profile}/stats", responses=responses(400, 401))
-def stats(profile: ProfileDep, svc: ServicesDep, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
-    """The store's shape: counts by status and kind, top tags, created/retired per day, span."""
-    return svc.stats.stats(profile, days)
+def stats(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
+    """The store's shape: counts by status and kind, top tags, created/retired per day, span.
+
+    With the OpenSearch mirror, X-Memory-Source says where the answer came from (as for the summary)."""
+    result = svc.stats.stats_from(profile, days, svc.backend)
+    if result.source:
+        response.headers["X-Memory-Source"] = result.source
+    return result.body

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+
 import numpy as np
 import sqlalchemy as sa
 from sqlmodel import col
 
 from service.clock import utcnow
+from service.domain.outbox import Outbox
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store.tables import FactRow, FactVector, OutboxRow, Profile, QueryLogRow
 
 PAGE = 500
+RETRIES_FIRST = 3  # rows that failed this often go behind fresh ones (order is free: versions are external)
 
 
 @dataclass(frozen=True)
@@ -37,11 +40,12 @@ class Canonical:
     # --- outbox ------------------------------------------------------------------------------------
 
     def pending(self, profile_id: int, limit: int = PAGE) -> list[Pending]:
+        """Undelivered rows, oldest first, except that rows failing again and again wait behind the rest."""
         with self.db.read() as session:
             rows = session.execute(
                 sa.select(OutboxRow.id, OutboxRow.entity, OutboxRow.entity_id)
                 .where(col(OutboxRow.delivered_at).is_(None), OutboxRow.profile_id == profile_id)
-                .order_by(col(OutboxRow.id))
+                .order_by(OutboxRow.attempts >= RETRIES_FIRST, col(OutboxRow.id))
                 .limit(limit)
             ).all()
         return [Pending(int(i), str(e), int(x)) for i, e, x in rows]
@@ -148,6 +152,39 @@ class Canonical:
         while page := self.queries(profile_id, after_id=after):
             yield from page
             after = int(page[-1].id or 0)
+
+    def query_window(self, profile_id: int, first: date, last: date) -> tuple[int, int | None]:
+        """(rows, largest id) of the profile's query log in the window: what the mirror must also hold."""
+        with self.db.read() as session:
+            count, top = session.execute(
+                sa.select(sa.func.count(), sa.func.max(QueryLogRow.id)).where(
+                    QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last)
+            ).one()
+        return int(count), None if top is None else int(top)
+
+    # --- vectors -----------------------------------------------------------------------------------
+
+    def unembedded(self, limit: int) -> list[FactRow]:
+        """Facts (any profile) without a vector of the current model, oldest first."""
+        current = sa.select(FactVector.fact_id).where(FactVector.model == self.model_id)
+        with self.db.read() as session:
+            return [r[0] for r in session.execute(
+                sa.select(FactRow).where(col(FactRow.id).not_in(current)).order_by(col(FactRow.id)).limit(limit)
+            ).all()]
+
+    def store_vectors(self, profile_id: int, vectors: dict[int, np.ndarray]) -> None:
+        """Save vectors made after the fact and enqueue the facts again, under the profile lock, so the
+        new outbox ids are larger than any earlier change of those facts (their external versions)."""
+        outbox = Outbox(enabled=True)
+        now = utcnow()
+        with self.db.write() as session:
+            repo.lock_profile(session, profile_id)
+            rows = repo.fact_rows_by_id(session, profile_id, list(vectors))
+            for fact_id, vector in vectors.items():
+                row = rows.get(fact_id)
+                if row is not None:
+                    repo.put_vector(session, row, self.model_id, vector, now)
+                    outbox.fact_changed(session, row)
 
     def counts(self, profile_id: int) -> tuple[int, int]:
         """(facts, query-log rows) of the profile, for progress bars."""

@@ -66,7 +66,8 @@ def lexical_subquery(terms: Sequence[str], filter_clauses: list[dict[str, Any]])
     return {"bool": body}
 
 
-def knn_subquery(vector: Sequence[float], min_similarity: float, filter_clauses: list[dict[str, Any]]) -> dict[str, Any]:
+def knn_subquery(vector: Sequence[float], min_similarity: float,
+                 filter_clauses: list[dict[str, Any]]) -> dict[str, Any]:
     """Radial k-NN: every fact at cosine >= min_similarity, pre-filtered."""
     return {
         "knn": {
@@ -137,13 +138,13 @@ def without_vector(*, kind: str | None, tags: Sequence[str]) -> dict[str, Any]:
 
 def similar_by_vector(vector: Sequence[float], *, uid: str, limit: int, threshold: float) -> dict[str, Any]:
     """Active facts at cosine >= threshold to a fact's vector, the fact itself excluded."""
-    not_self = [{"term": {"status": "active"}}, {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
+    not_self: list[dict[str, Any]] = [{"term": {"status": "active"}}, {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
     return {"size": limit, "_source": SOURCE_FIELDS, "query": knn_subquery(vector, threshold, not_self)}
 
 
 def similar_by_text(terms: Sequence[str], *, uid: str, limit: int) -> dict[str, Any]:
     """Near-duplicates without vectors: active facts sharing most informative words of the fact."""
-    not_self = [{"term": {"status": "active"}}, {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
+    not_self: list[dict[str, Any]] = [{"term": {"status": "active"}}, {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
     return {
         "size": limit,
         "_source": SOURCE_FIELDS,

@@ -1,0 +1,189 @@
+"""Delivering canonical changes into the mirror: outbox pushes, full backfills, replays.
+
+- push: a profile's pending outbox rows, oldest first, as bulk `index` actions with version = outbox id
+  (external). 409 means the mirror already holds a newer state: the row counts as delivered. Rows are
+  marked delivered (delivered_at), never deleted. Per-item failures stay pending with attempts/last_error.
+- backfill: every fact and query-log row of a profile into an index (a fresh reindex target, or an alias
+  whose index had to be created), each at its latest outbox id (0 when it has none).
+- replay: the outbox rows delivered since a moment (or still pending) again, into the live alias: what a
+  reindex must add after its swap, for changes that reached the old index during the rebuild.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from opensearchpy import OpenSearch, helpers
+
+from service.search.opensearch import templates as tpl
+from service.search.opensearch.canonical import Canonical, Pending
+from service.search.opensearch.client import IndexMissing, short, translated
+from service.search.opensearch.documents import fact_document, index_action, query_document
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class Delivery:
+    delivered: int = 0  # outbox rows marked delivered
+    stale: int = 0  # of which refused with 409 (the mirror was already newer)
+    failed: int = 0
+    unembedded: list[int] = field(default_factory=list)  # fact ids sent without a vector
+
+
+class Mirror:
+    def __init__(self, client: OpenSearch, canonical: Canonical, vectors: bool, dimension: Callable[[], int]) -> None:
+        self.client = client
+        self.canonical = canonical
+        self.vectors = vectors  # False with MEMORY_EMBEDDER=none: documents carry no embedding
+        self.dimension = dimension
+
+    # --- outbox ------------------------------------------------------------------------------------
+
+    def push(self, profile_id: int, profile: str, *, wait: bool) -> Delivery:
+        """Deliver the profile's pending rows. `wait`: refresh=wait_for when facts are in the batch, so the
+        writer's next search sees its write. Raises BackendUnavailable (IndexMissing: build the index)."""
+        total = Delivery()
+        while batch := self.canonical.pending(profile_id):
+            done = self._deliver(profile_id, profile, batch, wait=wait, require_alias=True)
+            total.delivered += done.delivered
+            total.stale += done.stale
+            total.failed += done.failed
+            total.unembedded += done.unembedded
+            if done.failed:
+                break  # the failing rows stay first in line; the worker retries with backoff
+        return total
+
+    def replay(self, profile_id: int, profile: str, moment: datetime) -> Delivery:
+        rows = self.canonical.since(profile_id, moment)
+        done = Delivery()
+        for start in range(0, len(rows), 500):
+            part = self._deliver(profile_id, profile, rows[start:start + 500], wait=True, require_alias=True)
+            done.delivered += part.delivered
+            done.stale += part.stale
+            done.failed += part.failed
+        return done
+
+    def _deliver(self, profile_id: int, profile: str, batch: Sequence[Pending], *, wait: bool,
+                 require_alias: bool) -> Delivery:
+        outbox_ids: dict[tuple[str, int], list[int]] = {}
+        for pending in batch:
+            outbox_ids.setdefault((pending.entity, pending.entity_id), []).append(pending.id)
+        fact_ids = [e for (kind, e) in outbox_ids if kind == "fact"]
+        query_ids = [e for (kind, e) in outbox_ids if kind == "query"]
+        keys: list[tuple[str, int]] = []
+        actions: list[dict[str, Any]] = []
+        done = Delivery()
+        facts_alias, queries_alias = tpl.alias(tpl.FACTS, profile), tpl.alias(tpl.QUERIES, profile)
+        for row, vector in self.canonical.facts(profile_id, ids=fact_ids):
+            assert row.id is not None
+            vector = self._usable(vector)
+            if vector is None:
+                done.unembedded.append(row.id)
+            version = max(outbox_ids[("fact", row.id)])
+            keys.append(("fact", row.id))
+            actions.append(index_action(facts_alias, row.uid, version, fact_document(row, profile, vector)))
+        for qrow in self.canonical.queries(profile_id, ids=query_ids):
+            assert qrow.id is not None
+            keys.append(("query", qrow.id))
+            actions.append(index_action(queries_alias, str(qrow.id), max(outbox_ids[("query", qrow.id)]),
+                                        query_document(qrow, profile)))
+        sent = set(keys)
+        delivered = [i for key, ids in outbox_ids.items() if key not in sent for i in ids]  # nothing to send
+        errors: dict[int, str] = {}
+        missing = ""
+        results = self.bulk(actions, refresh=wait and bool(fact_ids), require_alias=require_alias)
+        for key, (ok, status, reason) in zip(keys, results, strict=True):
+            if ok or status == 409:
+                delivered.extend(outbox_ids[key])
+                done.stale += status == 409
+            elif status == 404:
+                missing = reason  # the alias is gone (fresh or restarted cluster)
+            else:
+                errors.update({i: reason for i in outbox_ids[key]})
+        self.canonical.delivered(delivered)
+        if errors:
+            log.warning("mirror: %d outbox rows not delivered: %s", len(errors), next(iter(errors.values())))
+            self.canonical.failed(errors)
+        if missing:
+            raise IndexMissing(f"opensearch bulk: {missing}")
+        done.delivered, done.failed = len(delivered), len(errors)
+        return done
+
+    def _usable(self, vector: Any) -> Any:
+        """Only vectors of the index's dimension are sent (a mismatch needs `memory reindex`)."""
+        if not self.vectors or vector is None:
+            return None
+        return vector if int(vector.shape[0]) == self.dimension() else None
+
+    # --- bulk --------------------------------------------------------------------------------------
+
+    def bulk(self, actions: Iterable[dict[str, Any]], *, refresh: bool, require_alias: bool
+             ) -> list[tuple[bool, int, str]]:
+        """(ok, status, reason) per action, in order. Transport failures raise BackendUnavailable."""
+        params: dict[str, Any] = {"require_alias": require_alias}
+        if refresh:
+            params["refresh"] = "wait_for"
+        out: list[tuple[bool, int, str]] = []
+        with translated("bulk"):
+            for ok, item in helpers.streaming_bulk(self.client, actions, chunk_size=500, raise_on_error=False,
+                                                   raise_on_exception=True, **params):
+                result = next(iter(item.values()))
+                error = result.get("error")
+                reason = short(Exception(f"{error.get('type')}: {error.get('reason')}")) if error else ""
+                out.append((bool(ok), int(result.get("status", 0)), reason))
+        return out
+
+    # --- backfill ----------------------------------------------------------------------------------
+
+    def backfill(self, profile_id: int, profile: str, *, facts_index: str, queries_index: str,
+                 aliases: bool, progress: Progress | None = None) -> dict[str, int]:
+        """Every row of the profile into the given indices (`aliases`: they are the live aliases, which must
+        exist; a write to a missing alias must never auto-create an index of that name)."""
+        fact_versions = self.canonical.latest_versions(profile_id, "fact")
+        query_versions = self.canonical.latest_versions(profile_id, "query")
+
+        def fact_actions() -> Iterator[dict[str, Any]]:
+            for row, vector in self.canonical.all_facts(profile_id):
+                assert row.id is not None
+                doc = fact_document(row, profile, self._usable(vector))
+                yield index_action(facts_index, row.uid, fact_versions.get(row.id, 0), doc)
+
+        def query_actions() -> Iterator[dict[str, Any]]:
+            for qrow in self.canonical.all_queries(profile_id):
+                assert qrow.id is not None
+                yield index_action(queries_index, str(qrow.id), query_versions.get(qrow.id, 0),
+                                   query_document(qrow, profile))
+
+        counts: dict[str, int] = {}
+        for name, actions in (("facts", fact_actions()), ("queries", query_actions())):
+            written = failed = 0
+            for ok, status, reason in self._counting(actions, aliases, progress):
+                if ok or status == 409:
+                    written += 1
+                else:
+                    failed += 1
+                    log.warning("backfill %s of %s: %s", name, profile, reason)
+            counts[name], counts[f"{name}_failed"] = written, failed
+        return counts
+
+    def _counting(self, actions: Iterator[dict[str, Any]], require_alias: bool, progress: Progress | None
+                  ) -> Iterator[tuple[bool, int, str]]:
+        chunk: list[dict[str, Any]] = []
+        for action in actions:
+            chunk.append(action)
+            if len(chunk) == 500:
+                yield from self.bulk(chunk, refresh=False, require_alias=require_alias)
+                if progress:
+                    progress(len(chunk))
+                chunk = []
+        if chunk:
+            yield from self.bulk(chunk, refresh=False, require_alias=require_alias)
+            if progress:
+                progress(len(chunk))

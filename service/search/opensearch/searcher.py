@@ -1,0 +1,136 @@
+"""Running searches against the mirror: hybrid through the pipeline, or plain BM25; similar facts.
+
+Raises BackendUnavailable on any cluster failure; the backend then answers from the canonical store.
+Modes and counts follow the embedded backend exactly:
+- MEMORY_EMBEDDER=none: BM25 only, mode "lexical", exact counts;
+- a query vector and the pipeline: hybrid, exact counts from hits.total (relation eq) -- unless a fact
+  passing the filters has no vector yet, then "degraded" with unknown counts;
+- embedder on but no usable query vector (or no pipeline): BM25 only, "degraded", counts unknown.
+BM25-only hits are normalised with the shared fusion function over the top fusion-depth list, as the
+embedded backend does with its one sub-query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from opensearchpy import OpenSearch
+
+from service.config import Settings
+from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
+from service.errors import BackendUnavailable
+from service.search import lexical
+from service.search.fusion import fuse
+from service.search.opensearch import queries as q
+from service.search.opensearch import templates as tpl
+from service.search.opensearch.client import translated
+
+
+def _total(response: dict[str, Any]) -> int | None:
+    """hits.total when exact, None when OpenSearch says it is a lower bound."""
+    total = response["hits"]["total"]
+    if isinstance(total, int):
+        return total
+    return int(total["value"]) if total.get("relation") == "eq" else None
+
+
+class Searcher:
+    def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder) -> None:
+        self.client = client
+        self.settings = settings
+        self.embedder = embedder
+
+    def search(self, request: SearchRequest, *, dimension: int, pipeline_error: str | None) -> SearchHits:
+        terms = lexical.informative_terms(request.query)
+        index = tpl.alias(tpl.FACTS, request.profile)
+        vector = request.vector
+        notes: list[str] = []
+        if vector is not None and int(vector.shape[0]) != dimension:
+            vector, notes = None, [f"index built for {dimension}-d vectors: run `memory reindex`"]
+        if self.embedder.enabled and vector is not None and pipeline_error is None:
+            return self._hybrid(request, terms, vector, index)
+        if self.embedder.enabled and not notes:
+            notes = ["no query vector: lexical matches only, matched_count unknown"] if vector is None else \
+                [f"hybrid search unavailable ({pipeline_error}): lexical only"]
+        return self._lexical(request, terms, index, exact=not self.embedder.enabled, notes=notes)
+
+    def _hybrid(self, request: SearchRequest, terms: list[str], vector: np.ndarray, index: str) -> SearchHits:
+        s = self.settings
+        body = q.hybrid_search(terms, vector.tolist(), kind=request.kind, tags=request.tags, limit=request.limit,
+                               depth=s.fusion_depth, min_similarity=s.min_similarity)
+        with translated("hybrid search"):
+            found = self.client.search(index=index, body=body, params={"search_pipeline": tpl.PIPELINE_ID})
+        inactive, unembedded = self._counts(index, [
+            q.inactive_matches(terms, vector.tolist(), kind=request.kind, tags=request.tags,
+                               min_similarity=s.min_similarity),
+            q.without_vector(kind=request.kind, tags=request.tags),
+        ])
+        hits = [Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), float(h["_score"]))
+                for h in found["hits"]["hits"]]
+        matched = _total(found)
+        if unembedded != 0 or matched is None or inactive is None:
+            notes = ["some facts are not embedded yet: matched_count unknown"] if unembedded else \
+                ["OpenSearch reported a lower bound: matched_count unknown"]
+            return SearchHits(None, None, hits, "degraded", notes)
+        return SearchHits(matched, inactive, hits, "hybrid")
+
+    def _lexical(self, request: SearchRequest, terms: list[str], index: str, *, exact: bool,
+                 notes: list[str]) -> SearchHits:
+        mode = "lexical" if exact else "degraded"
+        if not terms:  # nothing can match lexically, and there is no vector to match semantically
+            return SearchHits(0 if exact else None, 0 if exact else None, [], mode, notes)
+        body = q.lexical_search(terms, kind=request.kind, tags=request.tags, depth=self.settings.fusion_depth)
+        with translated("search"):
+            found = self.client.search(index=index, body=body)
+        raw = {h["_source"]["uid"]: float(h["_score"]) for h in found["hits"]["hits"]}
+        ids = {h["_source"]["uid"]: int(h["_source"]["fact_id"]) for h in found["hits"]["hits"]}
+        ranked = fuse([raw], [1.0])[: request.limit]
+        hits = [Hit(uid, ids[uid], score, lexical=raw[uid]) for uid, score in ranked]
+        if not exact:
+            return SearchHits(None, None, hits, mode, notes)
+        (inactive,) = self._counts(index, [
+            q.inactive_matches(terms, None, kind=request.kind, tags=request.tags,
+                               min_similarity=self.settings.min_similarity)
+        ])
+        matched = _total(found)
+        if matched is None or inactive is None:
+            return SearchHits(None, None, hits, "degraded", ["OpenSearch reported a lower bound"])
+        return SearchHits(matched, inactive, hits, mode, notes)
+
+    def _counts(self, index: str, bodies: list[dict[str, Any]]) -> list[int | None]:
+        """Exact totals of size-0 searches, in one _msearch round trip."""
+        lines: list[dict[str, Any]] = []
+        for body in bodies:
+            lines += [{}, body]
+        with translated("count"):
+            answer = self.client.msearch(index=index, body=lines)
+        out: list[int | None] = []
+        for response in answer["responses"]:
+            if "error" in response:
+                raise BackendUnavailable(f"opensearch count: {response['error']}")
+            out.append(_total(response))
+        return out
+
+    def similar(self, profile: str, uid: str, limit: int, *, vector: np.ndarray | None, title: str,
+                text: str) -> list[Hit]:
+        """Active facts near fact `uid`: by vector (cosine >= similar_threshold) or, without one, by words."""
+        index = tpl.alias(tpl.FACTS, profile)
+        threshold = self.settings.similar_threshold
+        if vector is not None and self.embedder.enabled:
+            body = q.similar_by_vector(vector.tolist(), uid=uid, limit=limit, threshold=threshold)
+            with translated("similar"):
+                found = self.client.search(index=index, body=body)
+            out = []
+            for h in found["hits"]["hits"]:
+                cosine = q.score_to_cosine(float(h["_score"]))
+                if cosine >= threshold - 1e-6:
+                    out.append(Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), cosine, vector=cosine))
+            return out
+        terms = lexical.informative_terms(f"{title} {text}")
+        if not terms:
+            return []
+        with translated("similar"):
+            found = self.client.search(index=index, body=q.similar_by_text(terms, uid=uid, limit=limit))
+        return [Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), float(h["_score"]),
+                    lexical=float(h["_score"])) for h in found["hits"]["hits"]]

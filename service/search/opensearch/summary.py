@@ -1,0 +1,186 @@
+"""The query-log summary and the store's stats from the mirror's aggregations, checked first.
+
+Before an aggregate answer leaves, it is compared with the canonical store over the same window:
+- summary: the number of query-log rows in the window and the largest row id (rows never change);
+- stats: facts per status and active facts per kind, and no fact change still waiting in the outbox
+  (an in-place amend changes tags or kind without changing any count).
+On any difference the canonical answer is returned instead, marked `<db>; reason=mirror-lagging` (or
+`mirror-unavailable` when the cluster cannot be asked); the decision is kept for /readyz.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from service import clock
+from service.domain.models import KINDS
+from service.domain.profiles import ProfileRef
+from service.domain.querylog import BUCKETS, Sourced
+from service.errors import BackendUnavailable
+from service.search.opensearch import aggregations as aggs
+from service.search.opensearch import templates as tpl
+from service.search.opensearch.canonical import Canonical
+from service.search.opensearch.client import translated
+from service.search.opensearch.health import Health
+from service.store import aggregates as sql
+from service.store import repository as repo
+
+Canonical_ = Callable[[], dict[str, Any]]
+
+
+def _days(first: date, last: date) -> list[str]:
+    return [(first + timedelta(days=i)).isoformat() for i in range((last - first).days + 1)]
+
+
+def _per_day(histogram: dict[str, Any], sub: str | None = None) -> dict[str, tuple[int, int]]:
+    return {b["key_as_string"]: (int(b["doc_count"]), int(b[sub]["doc_count"]) if sub else 0)
+            for b in histogram["buckets"]}
+
+
+def summary_body(response: dict[str, Any], distinct: int, titles: dict[str, str], *, profile: str, days: int,
+                 first: date, last: date) -> dict[str, Any]:
+    """The summary in the shape of QueryLog.summary, from one aggregation response."""
+    a = response["aggregations"]
+    per_day = _per_day(a["daily"], "zero_match")
+    buckets = a["match_buckets"]["buckets"]
+    return {
+        "profile": profile,
+        "days": days,
+        "from": first.isoformat(),
+        "to": last.isoformat(),
+        "totals": {
+            "searches": int(response["hits"]["total"]["value"]),
+            "zero_match": int(a["zero_match"]["doc_count"]),
+            "unknown_matched": int(a["unknown_matched"]["doc_count"]),
+            "distinct_queries": distinct,
+            "retired_only": int(a["retired_only"]["doc_count"]),
+        },
+        "daily": [{"date": d, "searches": per_day.get(d, (0, 0))[0], "zero_match": per_day.get(d, (0, 0))[1]}
+                  for d in _days(first, last)],
+        "match_buckets": [{"label": label, "count": int(buckets[label]["doc_count"])} for label in BUCKETS],
+        "top_queries": [{"query": b["key"], "count": int(b["doc_count"]),
+                         "zero_match": int(b["zero_match"]["doc_count"])} for b in a["top_queries"]["buckets"]],
+        "top_tags": [{"tag": b["key"], "count": int(b["doc_count"])} for b in a["top_tags"]["buckets"]],
+        "top_facts": [{"uid": b["key"], "count": int(b["doc_count"]), "title": titles.get(b["key"], "")}
+                      for b in a["top_facts"]["buckets"]],
+    }
+
+
+def stats_body(response: dict[str, Any], *, profile: str, days: int, first: date, last: date) -> dict[str, Any]:
+    """The stats in the shape of StoreStats.stats, from one aggregation response."""
+    a = response["aggregations"]
+    status = {b["key"]: int(b["doc_count"]) for b in a["status"]["buckets"]}
+    kinds = {b["key"]: int(b["doc_count"]) for b in a["active"]["kinds"]["buckets"]}
+    created, retired = _per_day(a["created"]["daily"]), _per_day(a["retired"]["daily"])
+
+    def span(name: str) -> str | None:
+        hits = a[name]["hits"]["hits"]
+        return str(hits[0]["_source"]["created_at"]) if hits else None
+
+    return {
+        "profile": profile,
+        "days": days,
+        "facts": status.get("active", 0),
+        "retired": status.get("retired", 0),
+        "superseded": status.get("superseded", 0),
+        "kinds": {kind: kinds.get(kind, 0) for kind in KINDS},
+        "top_tags": [{"tag": b["key"], "count": int(b["doc_count"])} for b in a["active"]["top_tags"]["buckets"]],
+        "daily": [{"date": d, "created": created.get(d, (0, 0))[0], "retired": retired.get(d, (0, 0))[0]}
+                  for d in _days(first, last)],
+        "oldest": span("oldest"),
+        "newest": span("newest"),
+    }
+
+
+class MirrorAggregates:
+    def __init__(self, client: OpenSearch, canonical: Canonical, health: Health) -> None:
+        self.client = client
+        self.canonical = canonical
+        self.health = health
+        db = canonical.db
+        self.db = db
+        self.fallback_name = "postgres" if db.dialect == "postgresql" else db.dialect
+        self._lock = threading.Lock()
+        self.decisions: dict[str, dict[str, Any]] = {}
+
+    def query_summary(self, profile: ProfileRef, days: int, canonical: Canonical_) -> Sourced:
+        first, last = clock.window(days)
+        index = tpl.alias(tpl.QUERIES, profile.name)
+        try:
+            self._reachable()
+            with translated("summary"):
+                response = self.client.search(index=index, body=aggs.summary(first, last))
+            distinct = self._distinct(index, first, last)
+        except BackendUnavailable as exc:
+            return self._canonical(profile, "summary", canonical, "mirror-unavailable", str(exc))
+        rows, top_id = self.canonical.query_window(profile.id, first, last)
+        mirrored = int(response["hits"]["total"]["value"])
+        value = response["aggregations"]["last_log_id"]["value"]
+        mirrored_top = None if value is None else int(value)
+        if (rows, top_id) != (mirrored, mirrored_top):
+            detail = f"canonical {rows} searches (last id {top_id}), mirror {mirrored} (last id {mirrored_top})"
+            return self._canonical(profile, "summary", canonical, "mirror-lagging", detail)
+        uids = [b["key"] for b in response["aggregations"]["top_facts"]["buckets"]]
+        with self.db.read() as session:
+            titles = {u: r.title for u, r in repo.fact_rows_by_uid(session, profile.id, uids).items()}
+        body = summary_body(response, distinct, titles, profile=profile.name, days=days, first=first, last=last)
+        return self._mirror(profile, "summary", body)
+
+    def store_stats(self, profile: ProfileRef, days: int, canonical: Canonical_) -> Sourced:
+        first, last = clock.window(days)
+        try:
+            self._reachable()
+            with translated("stats"):
+                response = self.client.search(index=tpl.alias(tpl.FACTS, profile.name), body=aggs.stats(first, last))
+        except BackendUnavailable as exc:
+            return self._canonical(profile, "stats", canonical, "mirror-unavailable", str(exc))
+        body = stats_body(response, profile=profile.name, days=days, first=first, last=last)
+        with self.db.read() as session:
+            counts = sql.fact_counts(session, profile.id)
+        expected = {s: sum(n for (st, _), n in counts.items() if st == s) for s in ("active", "retired", "superseded")}
+        seen = {"active": body["facts"], "retired": body["retired"], "superseded": body["superseded"]}
+        kinds = {k: counts.get(("active", k), 0) for k in KINDS}
+        pending = self.canonical.pending_of(profile.id, "fact")
+        if expected != seen or kinds != body["kinds"] or pending:
+            detail = f"canonical {expected} {kinds}, mirror {seen} {body['kinds']}, {pending} fact changes pending"
+            return self._canonical(profile, "stats", canonical, "mirror-lagging", detail)
+        return self._mirror(profile, "stats", body)
+
+    def report(self) -> dict[str, Any]:
+        with self._lock:
+            return {name: dict(d) for name, d in self.decisions.items()}
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _reachable(self) -> None:
+        if not self.health.usable():
+            raise BackendUnavailable("opensearch: unreachable a moment ago")
+
+    def _distinct(self, index: str, first: date, last: date) -> int:
+        """Exact number of distinct query texts: every page of the composite aggregation."""
+        count, after = 0, None
+        while True:
+            with translated("distinct queries"):
+                page = self.client.search(index=index, body=aggs.distinct_queries(first, last, after))
+            found = page["aggregations"]["distinct"]
+            count += len(found["buckets"])
+            after = found.get("after_key")
+            if not found["buckets"] or after is None or len(found["buckets"]) < aggs.COMPOSITE_PAGE:
+                return count
+
+    def _mirror(self, profile: ProfileRef, what: str, body: dict[str, Any]) -> Sourced:
+        self._decide(profile, what, {"source": "opensearch"})
+        return Sourced(body, "opensearch")
+
+    def _canonical(self, profile: ProfileRef, what: str, canonical: Canonical_, reason: str, detail: str) -> Sourced:
+        self._decide(profile, what, {"source": self.fallback_name, "reason": reason, "detail": detail[:300]})
+        return Sourced(canonical(), f"{self.fallback_name}; reason={reason}")
+
+    def _decide(self, profile: ProfileRef, what: str, decision: dict[str, Any]) -> None:
+        with self._lock:
+            self.decisions.setdefault(profile.name, {})[what] = {**decision, "at": clock.isoformat(clock.utcnow())}

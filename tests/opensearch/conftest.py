@@ -1,0 +1,151 @@
+"""Fixtures of the OpenSearch mirror tests.
+
+- os_url: an empty cluster per test, run twice: on the osmem-server test double (PyPI osmem-server, one
+  process per session, a clone per test) and on a real OpenSearch (marker `opensearch`), which is
+  OPENSEARCH_URL when set, else a testcontainers OpenSearch when a Docker engine answers, else skipped
+  with the reason. osmem has no knn and no search pipelines: those paths are covered by the
+  request-body tests and by test_real_cluster.py (real cluster only).
+  OPENSEARCH_URL must be a throwaway cluster: the tests delete its memory-* indices and templates.
+  With Docker, one command runs everything: `pytest tests/opensearch` (add `-m opensearch` for the real
+  cluster only); the image is OPENSEARCH_IMAGE, default opensearchproject/opensearch:2.19.6.
+- a killable osmem process on a fixed loopback port, for the fault tests (osmem keeps no data on disk:
+  a restart is a fresh, empty cluster).
+- mirrored services: build_services with MEMORY_SEARCH=opensearch, MEMORY_EMBEDDER=none, over the
+  `database_url` fixture (SQLite and PostgreSQL) or over PostgreSQL only (`pg_database_url`).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch
+from osmem_server import OsmemServer
+
+from service.config import Settings
+from service.container import Services, build_services
+from service.search.opensearch.backend import OpenSearchBackend
+from tests.support import postgres
+
+SYNC_INTERVAL = 60.0  # the worker's first cycle runs at start-up; tests call sync_now() for the rest
+IMAGE = "opensearchproject/opensearch:2.19.6"
+
+
+@pytest.fixture(scope="session")
+def osmem() -> Iterator[OsmemServer]:
+    server = OsmemServer.start(japanese=False)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def real_opensearch() -> Iterator[str]:
+    """A real OpenSearch: OPENSEARCH_URL, or a container when Docker is there; otherwise the test skips."""
+    url = os.environ.get("OPENSEARCH_URL")
+    if url:
+        yield url.rstrip("/")
+        return
+    try:
+        import docker
+
+        docker.from_env().ping()
+    except Exception as exc:
+        pytest.skip(f"real-OpenSearch tests skipped: OPENSEARCH_URL is not set and no Docker engine answers "
+                    f"({type(exc).__name__}); with Docker run: pytest -m opensearch tests/opensearch")
+    from testcontainers.community.opensearch import OpenSearchContainer
+
+    container = OpenSearchContainer(image=os.environ.get("OPENSEARCH_IMAGE", IMAGE))
+    container.with_env("OPENSEARCH_JAVA_OPTS", "-Xms512m -Xmx512m")
+    container.start()
+    try:
+        config = container.get_config()
+        yield f"http://{config['host']}:{config['port']}"
+    finally:
+        container.stop()
+
+
+def wipe(url: str) -> None:
+    """Remove what a previous test left in a real cluster (it is shared by the whole session)."""
+    client = OpenSearch(hosts=[url])
+    try:
+        client.indices.delete(index="memory-*", ignore_unavailable=True, allow_no_indices=True)
+        for name in ("memory-facts", "memory-queries"):
+            client.indices.delete_index_template(name=name, ignore=[404])
+        client.search_pipeline.delete(id="memory-hybrid", ignore=[404])
+    finally:
+        client.close()
+
+
+@pytest.fixture(params=[pytest.param("osmem", marks=pytest.mark.osmem),
+                        pytest.param("opensearch", marks=pytest.mark.opensearch)])
+def os_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """An empty cluster of this test's own: an osmem clone, or the (wiped) real cluster."""
+    if request.param == "opensearch":
+        url = request.getfixturevalue("real_opensearch")
+        wipe(url)
+        yield url
+        return
+    clone = request.getfixturevalue("osmem").clone()
+    try:
+        yield clone.url
+    finally:
+        clone.close()
+
+
+def settle(services: Services) -> None:
+    """Deliver everything pending and make it searchable (a real cluster refreshes once a second)."""
+    backend = services.backend
+    assert isinstance(backend, OpenSearchBackend)
+    backend.sync_now()
+    backend.client.indices.refresh(index="memory-*")
+
+
+@pytest.fixture
+def os_client(os_url: str) -> Iterator[OpenSearch]:
+    client = OpenSearch(hosts=[os_url])
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def pg_database_url(request: pytest.FixtureRequest) -> str:
+    """A fresh PostgreSQL database (for the checks that must run against Postgres as canonical store)."""
+    cluster = request.getfixturevalue("pg_cluster")
+    return postgres.fresh_database(cluster.url, f"t_{uuid.uuid4().hex[:16]}")
+
+
+def mirrored_settings(tmp_path: Path, database_url: str, url: str, **extra: object) -> Settings:
+    values: dict[str, object] = {
+        "data_dir": tmp_path, "database_url": database_url, "embedder": "none", "search": "opensearch",
+        "opensearch_url": url, "opensearch_sync_interval": SYNC_INTERVAL, "opensearch_timeout": 5.0,
+    }
+    values.update(extra)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def os_settings(tmp_path: Path, database_url: str, os_url: str) -> Settings:
+    return mirrored_settings(tmp_path, database_url, os_url)
+
+
+@pytest.fixture
+def os_services(os_settings: Settings) -> Iterator[Services]:
+    svc = build_services(os_settings)
+    try:
+        yield svc
+    finally:
+        svc.close()
+
+
+@pytest.fixture
+def pg_os_services(tmp_path: Path, pg_database_url: str, os_url: str) -> Iterator[Services]:
+    svc = build_services(mirrored_settings(tmp_path, pg_database_url, os_url))
+    try:
+        yield svc
+    finally:
+        svc.close()

@@ -1,0 +1,50 @@
+"""A deterministic embedder for the tests with vectors: each known word is one axis, a text's vector is
+the normalised sum of its words' axes (plus a small constant, so no vector is ever zero). Similarities
+are then predictable, and both backends see exactly the same vectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from service.search import lexical
+
+AXES = ["deploy", "kubernet", "cluster", "pytest", "test", "postgr", "databas", "latenc", "grafana", "python",
+        "spark", "happi", "releas", "runbook", "jenkin", "cafe"]
+
+
+class FakeEmbedder:
+    enabled = True
+    model_id = "fake-axes-v1"
+
+    def __init__(self) -> None:
+        self.loaded = True  # False: behaves like a model still loading (nothing is embedded)
+
+    @property
+    def dim(self) -> int:
+        return len(AXES) + 1
+
+    def start(self) -> None:
+        """Nothing to load."""
+
+    def ready(self) -> bool:
+        return self.loaded
+
+    def status(self) -> dict[str, Any]:
+        return {"embedder": "fake", "state": "ready" if self.loaded else "loading", "model": self.model_id}
+
+    def _one(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        vector[-1] = 0.05
+        for token in lexical.tokens(text):
+            for i, stem in enumerate(AXES):
+                if token.startswith(stem):
+                    vector[i] += 1.0
+        return vector / np.linalg.norm(vector)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._one(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._one(text)

@@ -1,0 +1,251 @@
+"""Exact request bodies, asserted as JSON: templates, pipeline, hybrid and BM25 queries, counts, aggregations.
+
+osmem has no knn and no search pipelines, so these bodies are what proves the hybrid path here; the
+real-cluster tests run them against OpenSearch when one is available.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from service.search import lexical
+from service.search.opensearch import aggregations as aggs
+from service.search.opensearch import queries as q
+from service.search.opensearch import templates as tpl
+
+ACTIVE = {"term": {"status": "active"}}
+INACTIVE = {"bool": {"must_not": [{"term": {"status": "active"}}]}}
+
+
+def canon(body: object) -> str:
+    return json.dumps(body, sort_keys=True)
+
+
+# --- templates and pipeline ------------------------------------------------------------------------
+
+
+def test_the_files_are_complete_and_the_stop_list_is_the_lexical_one() -> None:
+    for name, pattern in ((tpl.FACTS, "memory-facts-*"), (tpl.QUERIES, "memory-queries-*")):
+        body = tpl.load(name)
+        assert body["index_patterns"] == [pattern]
+        assert body["_meta"]["template_version"] == tpl.TEMPLATE_VERSION == body["version"]
+        mappings = body["template"]["mappings"]
+        assert mappings["dynamic"] == "strict"
+        assert mappings["_meta"]["template_version"] == tpl.TEMPLATE_VERSION
+        analysis = body["template"]["settings"]["analysis"]
+        assert analysis == {
+            "char_filter": {"memory_separators": {"type": "pattern_replace", "pattern": "[^\\p{L}\\p{N}]+",
+                                                  "replacement": " "}},
+            "filter": {"memory_stop": {"type": "stop", "ignore_case": False, "stopwords": sorted(lexical.STOP_WORDS)}},
+            "analyzer": {"memory_text": {"type": "custom", "char_filter": ["memory_separators"],
+                                         "tokenizer": "whitespace",
+                                         "filter": ["lowercase", "asciifolding", "memory_stop", "porter_stem"]}},
+        }
+    assert set(tpl.load(tpl.FACTS)["template"]["settings"]["analysis"]["filter"]["memory_stop"]["stopwords"]) \
+        == lexical.STOP_WORDS
+
+
+def test_facts_template_rendered() -> None:
+    body = tpl.render_facts(shards=3, replicas=1, dimension=384, embedder="sentence-transformers/all-MiniLM-L6-v2")
+    template = body["template"]
+    assert template["settings"]["index"] == {"number_of_shards": 3, "number_of_replicas": 1,
+                                             "refresh_interval": "1s", "knn": True}
+    assert template["mappings"]["_meta"] == {"template_version": 1, "entity": "fact",
+                                             "embedder": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384}
+    assert template["mappings"]["properties"] == {
+        "uid": {"type": "keyword"},
+        "fact_id": {"type": "long"},
+        "profile": {"type": "keyword"},
+        "title": {"type": "text", "analyzer": "memory_text", "copy_to": "search_text"},
+        "text": {"type": "text", "analyzer": "memory_text", "copy_to": "search_text"},
+        "tags": {"type": "keyword", "copy_to": "search_text"},
+        "search_text": {"type": "text", "analyzer": "memory_text"},
+        "kind": {"type": "keyword"},
+        "status": {"type": "keyword"},
+        "created_at": {"type": "date"},
+        "updated_at": {"type": "date"},
+        "retired_at": {"type": "date"},
+        "supersedes": {"type": "keyword"},
+        "superseded_by": {"type": "keyword"},
+        "has_vector": {"type": "boolean"},
+        "embedding": {"type": "knn_vector", "dimension": 384,
+                      "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
+                                 "parameters": {"m": 16, "ef_construction": 128}}},
+    }
+    assert body["priority"] == 200 and body["index_patterns"] == ["memory-facts-*"]
+    assert tpl.render_facts(shards=1, replicas=0, dimension=1536, embedder="openai:x")["template"]["mappings"][
+        "properties"]["embedding"]["dimension"] == 1536
+    assert tpl.load(tpl.FACTS)["template"]["settings"]["index"]["number_of_shards"] == 1  # the file is untouched
+
+
+def test_queries_template_keeps_every_query_text() -> None:
+    body = tpl.render_queries(shards=1, replicas=0)
+    props = body["template"]["mappings"]["properties"]
+    assert props["query"] == {"type": "text", "analyzer": "memory_text", "fields": {"raw": {"type": "keyword"}}}
+    assert "ignore_above" not in json.dumps(body)
+    assert "knn" not in body["template"]["settings"]["index"]
+    assert {k: v["type"] for k, v in props.items()} == {
+        "log_id": "long", "profile": "keyword", "query": "text", "tags": "keyword", "kind": "keyword",
+        "limit": "integer", "matched_count": "integer", "returned_count": "integer", "inactive_matched": "integer",
+        "top_uid": "keyword", "mode": "keyword", "latency_ms": "float", "created_at": "date",
+    }
+
+
+def test_pipeline_rendered() -> None:
+    assert tpl.render_pipeline(lexical_weight=0.3, vector_weight=0.7) == {
+        "description": tpl.load(tpl.PIPELINE_FILE)["description"],
+        "phase_results_processors": [{"normalization-processor": {
+            "normalization": {"technique": "min_max"},
+            "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+        }}],
+    }
+
+
+def test_names() -> None:
+    assert tpl.alias(tpl.FACTS, "work") == "memory-facts-work"
+    assert tpl.versioned("memory-facts-work", 3) == "memory-facts-work.v3"
+    assert tpl.version_of("memory-facts-work.v3", "memory-facts-work") == 3
+    assert tpl.version_of("memory-facts-work-v2.v1", "memory-facts-work") is None  # profile "work-v2"
+
+
+# --- search ------------------------------------------------------------------------------------------
+
+
+def test_hybrid_query_filters_inside_each_sub_query() -> None:
+    terms = lexical.informative_terms("How does the deploy pipeline reach the GKE cluster?")
+    assert terms == ["deploy", "pipeline", "reach", "gke", "cluster"]
+    body = q.hybrid_search(terms, [0.5, -0.25], kind="project", tags=("infra", "k8s"), limit=8, depth=100,
+                           min_similarity=0.35)
+    filters = [ACTIVE, {"term": {"kind": "project"}}, {"term": {"tags": "infra"}}, {"term": {"tags": "k8s"}}]
+    assert canon(body) == canon({
+        "size": 8,
+        "track_total_hits": True,
+        "_source": ["uid", "fact_id"],
+        "query": {"hybrid": {
+            "pagination_depth": 100,
+            "queries": [
+                {"bool": {
+                    "must": [{"match": {"search_text": {"query": "deploy pipeline reach gke cluster",
+                                                        "operator": "or", "minimum_should_match": 3}}}],
+                    "should": [{"match": {"title": {"query": "deploy pipeline reach gke cluster"}}}],
+                    "filter": filters,
+                }},
+                {"knn": {"embedding": {"vector": [0.5, -0.25], "min_score": 0.675,
+                                       "filter": {"bool": {"filter": filters}}}}},
+            ],
+        }},
+    })
+
+
+def test_bm25_query_and_its_msm_rule() -> None:
+    body = q.lexical_search(["jira", "4412"], kind=None, tags=(), depth=50)
+    assert canon(body) == canon({
+        "size": 50,
+        "track_total_hits": True,
+        "_source": ["uid", "fact_id"],
+        "query": {"bool": {
+            "must": [{"match": {"search_text": {"query": "jira 4412", "operator": "or", "minimum_should_match": 2}}}],
+            "should": [{"match": {"title": {"query": "jira 4412"}}}],
+            "filter": [ACTIVE],
+        }},
+        "sort": [{"_score": "desc"}, {"uid": "asc"}],
+    })
+    assert q.lexical_subquery([], [ACTIVE]) == {"bool": {"must": [{"match_none": {}}], "filter": [ACTIVE]}}
+    for n, need in ((1, 1), (2, 2), (3, 2), (4, 2), (5, 3), (7, 4)):
+        terms = [f"t{i}" for i in range(n)]
+        assert q.lexical_match(terms)["match"]["search_text"]["minimum_should_match"] == need
+
+
+def test_count_bodies() -> None:
+    body = q.inactive_matches(["pytest"], [1.0, 0.0], kind=None, tags=("testing",), min_similarity=0.5)
+    assert canon(body) == canon({
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {
+            "filter": [INACTIVE, {"term": {"tags": "testing"}}],
+            "should": [
+                {"match": {"search_text": {"query": "pytest", "operator": "or", "minimum_should_match": 1}}},
+                {"knn": {"embedding": {"vector": [1.0, 0.0], "min_score": 0.75,
+                                       "filter": {"bool": {"filter": [INACTIVE, {"term": {"tags": "testing"}}]}}}}},
+            ],
+            "minimum_should_match": 1,
+        }},
+    })
+    assert q.inactive_matches(["a1"], None, kind=None, tags=(), min_similarity=0.5)["query"]["bool"]["should"] == [
+        q.lexical_match(["a1"])]
+    assert q.without_vector(kind="user", tags=()) == {
+        "size": 0, "track_total_hits": True,
+        "query": {"bool": {"filter": [{"term": {"kind": "user"}}, {"term": {"has_vector": False}}]}},
+    }
+
+
+def test_similar_bodies_and_score_conversion() -> None:
+    not_self = [ACTIVE, {"bool": {"must_not": [{"term": {"uid": "f_1"}}]}}]
+    assert q.similar_by_vector([0.6, 0.8], uid="f_1", limit=3, threshold=0.75) == {
+        "size": 3, "_source": ["uid", "fact_id"],
+        "query": {"knn": {"embedding": {"vector": [0.6, 0.8], "min_score": 0.875,
+                                        "filter": {"bool": {"filter": not_self}}}}},
+    }
+    assert q.similar_by_text(["pytest", "fixtures"], uid="f_1", limit=3)["query"] == {
+        "bool": {"must": [q.lexical_match(["pytest", "fixtures"])], "filter": not_self}}
+    assert q.score_to_cosine(q.cosine_to_score(0.35)) == pytest.approx(0.35)
+
+
+# --- aggregations ------------------------------------------------------------------------------------
+
+
+def test_summary_aggregation_body() -> None:
+    window = {"range": {"created_at": {"gte": "2026-11-16", "lt": "2026-11-23", "format": "yyyy-MM-dd",
+                                       "time_zone": "UTC"}}}
+    zero = {"term": {"matched_count": 0}}
+    top_order = [{"_count": "desc"}, {"_key": "asc"}]
+    assert canon(aggs.summary(date(2026, 11, 16), date(2026, 11, 22))) == canon({
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": [window]}},
+        "aggs": {
+            "daily": {
+                "date_histogram": {"field": "created_at", "calendar_interval": "day", "time_zone": "UTC",
+                                   "format": "yyyy-MM-dd", "min_doc_count": 0,
+                                   "extended_bounds": {"min": "2026-11-16", "max": "2026-11-22"}},
+                "aggs": {"zero_match": {"filter": zero}},
+            },
+            "zero_match": {"filter": zero},
+            "unknown_matched": {"missing": {"field": "matched_count"}},
+            "retired_only": {"filter": {"bool": {"filter": [zero, {"range": {"inactive_matched": {"gt": 0}}}]}}},
+            "match_buckets": {"range": {"field": "matched_count", "keyed": True, "ranges": [
+                {"key": "0", "to": 1}, {"key": "1", "from": 1, "to": 2}, {"key": "2-5", "from": 2, "to": 6},
+                {"key": "6-20", "from": 6, "to": 21}, {"key": "21+", "from": 21}]}},
+            "top_queries": {"terms": {"field": "query.raw", "size": 10, "shard_size": 1000, "order": top_order},
+                            "aggs": {"zero_match": {"filter": zero}}},
+            "top_tags": {"terms": {"field": "tags", "size": 10, "shard_size": 1000, "order": top_order}},
+            "top_facts": {"terms": {"field": "top_uid", "size": 10, "shard_size": 1000, "order": top_order}},
+            "last_log_id": {"max": {"field": "log_id"}},
+        },
+    })
+
+
+def test_distinct_queries_pages_a_composite_aggregation() -> None:
+    first = aggs.distinct_queries(date(2026, 1, 1), date(2026, 1, 1))
+    assert first["aggs"] == {"distinct": {"composite": {
+        "size": 1000, "sources": [{"query": {"terms": {"field": "query.raw"}}}]}}}
+    assert "cardinality" not in json.dumps(first)
+    nxt = aggs.distinct_queries(date(2026, 1, 1), date(2026, 1, 1), after={"query": "x"})
+    assert nxt["aggs"]["distinct"]["composite"]["after"] == {"query": "x"}
+    assert nxt["query"]["bool"]["filter"][0]["range"]["created_at"]["lt"] == "2026-01-02"
+
+
+def test_stats_aggregation_body() -> None:
+    body = aggs.stats(date(2026, 11, 20), date(2026, 11, 22))
+    assert body["query"] == {"match_all": {}} and body["size"] == 0
+    a = body["aggs"]
+    assert a["status"] == {"terms": {"field": "status", "size": 10}}
+    assert a["active"]["filter"] == ACTIVE
+    assert a["active"]["aggs"]["top_tags"]["terms"]["order"] == [{"_count": "desc"}, {"_key": "asc"}]
+    assert a["retired"]["filter"]["range"]["retired_at"]["gte"] == "2026-11-20"
+    assert a["retired"]["aggs"]["daily"]["date_histogram"]["extended_bounds"] == {"min": "2026-11-20",
+                                                                                    "max": "2026-11-22"}
+    assert a["oldest"]["top_hits"]["sort"] == [{"created_at": "asc"}, {"fact_id": "asc"}]

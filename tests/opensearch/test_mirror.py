@@ -1,0 +1,164 @@
+"""The mirror (on osmem-server, and on a real OpenSearch when there is one): templates, per-profile indices
+and aliases, bulk delivery with external versions, and BM25 search through the real client counting exactly
+like the embedded backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch, helpers
+from sqlmodel import select
+
+from service.container import Services, build_services
+from service.domain.ports import SearchRequest
+from service.embedding.disabled import DisabledEmbedder
+from service.search.embedded.backend import EmbeddedSearch
+from service.search.opensearch import templates as tpl
+from service.search.opensearch.backend import OpenSearchBackend
+from service.search.opensearch.documents import fact_document, index_action
+from service.store import repository as repo
+from service.store.tables import OutboxRow
+from tests.opensearch import corpus
+from tests.opensearch.conftest import mirrored_settings, settle
+from tests.opensearch.fakes import FakeEmbedder
+
+
+def backend(services: Services) -> OpenSearchBackend:
+    assert isinstance(services.backend, OpenSearchBackend)
+    return services.backend
+
+
+def test_templates_and_an_alias_per_profile(os_services: Services, os_client: OpenSearch) -> None:
+    alpha = os_services.profiles.create("alpha")
+    backend(os_services).profile_created(alpha.id, alpha.name)
+    os_services.profiles.create("beta")  # as `memory profile create` does: the worker picks it up
+    backend(os_services).sync_now()
+    backend(os_services).install()  # idempotent
+
+    templates = {t["name"]: t["index_template"] for t in os_client.indices.get_index_template()["index_templates"]}
+    assert templates["memory-facts"]["index_patterns"] == ["memory-facts-*"]
+    assert templates["memory-facts"]["_meta"]["template_version"] == tpl.TEMPLATE_VERSION
+    assert templates["memory-queries"]["index_patterns"] == ["memory-queries-*"]
+    for profile in ("alpha", "beta"):
+        for entity in ("memory-facts", "memory-queries"):
+            assert os_client.indices.get_alias(name=f"{entity}-{profile}") == {
+                f"{entity}-{profile}.v1": {"aliases": {f"{entity}-{profile}": {"is_write_index": True}}}}
+    mapping = os_client.indices.get_mapping(index="memory-facts-alpha")["memory-facts-alpha.v1"]["mappings"]
+    assert mapping["dynamic"] == "strict"
+    assert mapping["_meta"] == {"template_version": 1, "entity": "fact", "embedder": "none", "dimension": 384}
+    assert mapping["properties"]["embedding"]["dimension"] == 384
+
+
+def test_changes_are_mirrored_with_external_versions(os_services: Services, os_client: OpenSearch) -> None:
+    alpha = os_services.profiles.create("alpha")
+    fact = os_services.facts.write(alpha, title="Prefers pytest", text="pytest fixtures", kind="preference",
+                                   tags=["testing"]).fact
+    os_services.facts.update(alpha, fact.uid, tags=["testing", "python"])
+    os_services.facts.forget(alpha, fact.uid, reason="obsolete")
+    with os_services.db.read() as session:
+        outbox = session.exec(select(OutboxRow).order_by(OutboxRow.id)).all()
+        row = repo.fact_row(session, alpha.id, fact.uid)
+    assert [o.entity for o in outbox] == ["fact", "fact", "fact"]
+    assert all(o.delivered_at is not None for o in outbox)  # pushed at once, marked, never deleted
+    doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
+    assert doc["_version"] == outbox[-1].id
+    assert doc["_source"]["status"] == "retired" and doc["_source"]["tags"] == ["testing", "python"]
+
+    # A stale replay (an older version, older content) is refused with 409 and changes nothing.
+    assert row is not None
+    row.status, row.tags = "active", ["testing"]
+    stale = index_action("memory-facts-alpha", fact.uid, outbox[0].id, fact_document(row, "alpha", None))
+    results = backend(os_services).mirror.bulk([stale], refresh=True, require_alias=True)
+    assert results[0][:2] == (False, 409)
+    # Replaying the whole outbox is a no-op too.
+    replay = backend(os_services).mirror.replay(alpha.id, "alpha", outbox[0].created_at)
+    assert (replay.delivered, replay.stale, replay.failed) == (3, 1, 0)  # 3 rows, one document, stale
+    doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
+    assert doc["_version"] == outbox[-1].id and doc["_source"]["status"] == "retired"
+
+
+def test_search_counts_like_the_embedded_backend(os_services: Services) -> None:
+    """Both backends count by the same rule: the same searches give the same matched and inactive counts,
+    and (with a limit above the count) the same facts."""
+    alpha = os_services.profiles.create("alpha")
+    corpus.load(os_services, alpha)
+    embedded = EmbeddedSearch(os_services.db, DisabledEmbedder(), os_services.settings)
+    try:
+        checked = 0
+        for query, kind, tags in corpus.SEARCHES:
+            request = SearchRequest(profile_id=alpha.id, profile="alpha", query=query, limit=50, kind=kind, tags=tags)
+            mirror, local = os_services.backend.search(request), embedded.search(request)
+            assert (mirror.matched_count, mirror.inactive_matched, mirror.mode) == \
+                (local.matched_count, local.inactive_matched, local.mode), query
+            assert {h.uid for h in mirror.hits} == {h.uid for h in local.hits}, query
+            checked += mirror.matched_count or 0
+        assert checked > 20  # the corpus does match things
+    finally:
+        embedded.close()
+
+    outcome = os_services.search.search(alpha, "unittest", limit=1)
+    assert (outcome.matched_count, outcome.returned_count, outcome.mode) == (2, 1, "lexical")
+    row = os_services.query_log.listing(alpha, 1)[0]
+    assert (row["matched_count"], row["returned_count"]) == (2, 1)
+
+
+def test_similar_without_vectors_matches_the_embedded_rule(os_services: Services) -> None:
+    alpha = os_services.profiles.create("alpha")
+    first = os_services.facts.write(alpha, title="Deploys use Argo CD", text="Deployments go through Argo CD.",
+                                    kind="project", tags=[]).fact
+    second = os_services.facts.write(alpha, title="Argo CD deploys", text="Deploys go through Argo CD sync.",
+                                     kind="project", tags=[])
+    os_services.facts.write(alpha, title="Unrelated", text="The user prefers tea.", kind="user", tags=[])
+    assert [f.uid for f in second.similar] == [first.uid]
+    embedded = EmbeddedSearch(os_services.db, DisabledEmbedder(), os_services.settings)
+    try:
+        local = embedded.similar(alpha.id, "alpha", second.fact.uid, 3)
+    finally:
+        embedded.close()
+    assert [h.uid for h in local] == [first.uid]
+
+
+def test_bulk_documents_carry_the_canonical_state(os_services: Services, os_client: OpenSearch) -> None:
+    alpha = os_services.profiles.create("alpha")
+    uids = corpus.load(os_services, alpha)
+    docs = {h["_id"]: h["_source"] for h in helpers.scan(os_client, index="memory-facts-alpha")}
+    assert len(docs) == len(corpus.FACTS) + len(corpus.SUPERSEDE)
+    new = docs[uids["Old testing preference"]]
+    assert new["supersedes"] and docs[new["supersedes"]]["status"] == "superseded"
+    assert docs[new["supersedes"]]["superseded_by"] == uids["Old testing preference"]
+    assert new["has_vector"] is False and "embedding" not in new
+    assert docs[uids["Retired deploy runbook"]]["retired_at"] is not None
+    queries = list(helpers.scan(os_client, index="memory-queries-alpha"))
+    assert queries == []
+    os_services.search.search(alpha, "kubernetes", tags=["infra"])
+    settle(os_services)
+    (hit,) = list(helpers.scan(os_client, index="memory-queries-alpha"))
+    assert hit["_source"]["query"] == "kubernetes" and hit["_source"]["tags"] == ["infra"]
+    assert hit["_source"]["matched_count"] == 1 and hit["_source"]["mode"] == "lexical"
+
+
+def test_facts_written_without_a_vector_are_embedded_and_sent_again(tmp_path: Path, database_url: str,
+                                                                     os_url: str, os_client: OpenSearch) -> None:
+    embedder = FakeEmbedder()
+    embedder.loaded = False  # still loading when the facts are written
+    services = build_services(mirrored_settings(tmp_path, database_url, os_url, embedder="minilm"),
+                              embedder=embedder)
+    try:
+        alpha = services.profiles.create("alpha")
+        fact = services.facts.write(alpha, title="Deploy to Kubernetes", text="Argo CD", kind="project",
+                                    tags=[]).fact
+        doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
+        assert doc["_source"]["has_vector"] is False and "embedding" not in doc["_source"]
+
+        embedder.loaded = True
+        backend(services).sync_now()
+        doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
+        assert doc["_source"]["has_vector"] is True
+        assert doc["_source"]["embedding"] == pytest.approx(embedder.embed_query("Deploy to Kubernetes\nArgo CD"))
+        with services.db.read() as session:
+            outbox = session.exec(select(OutboxRow).where(OutboxRow.entity == "fact")).all()
+        assert len(outbox) == 2 and doc["_version"] == max(o.id for o in outbox)  # enqueued again, later
+        assert all(o.delivered_at is not None for o in outbox)
+    finally:
+        services.close()

@@ -1,0 +1,140 @@
+"""OpenSearch stopped mid-run: writes still succeed and pile up in the outbox, searches fall back to the
+canonical store (matched_count null), /readyz says degraded with the lag; after the restart the backlog
+drains and `memory check` is clean.
+
+osmem keeps nothing on disk, so the restarted cluster is EMPTY: what brings the mirror back is the
+backend noticing the missing aliases, recreating the indices and backfilling them from the canonical
+store, plus the outbox rows written during the outage (a real cluster with its data volume would only
+need the outbox part)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from osmem_server import OsmemServer
+
+from service.container import Services, build_services
+from service.domain.ports import SearchRequest
+from service.embedding.disabled import DisabledEmbedder
+from service.errors import BackendUnavailable
+from service.search.embedded.backend import EmbeddedSearch
+from service.search.opensearch.backend import OpenSearchBackend
+from service.search.opensearch.maintenance import MirrorMaintenance
+from tests.opensearch import corpus
+from tests.opensearch.conftest import mirrored_settings
+from tests.support.postgres import free_port
+
+pytestmark = pytest.mark.osmem
+
+
+@dataclass
+class Killable:
+    """An osmem process of our own on a fixed loopback port, so it can be killed and started again."""
+
+    addr: str
+    server: OsmemServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.addr}"
+
+    def start(self) -> None:
+        self.server = OsmemServer.start(japanese=False, addr=self.addr)
+
+    def kill(self) -> None:
+        assert self.server is not None
+        self.server.process.kill()  # no goodbye: the cluster just disappears
+        self.server.process.wait(10)
+        self.server = None
+
+
+@pytest.fixture
+def cluster() -> Iterator[Killable]:
+    killable = Killable(addr=f"127.0.0.1:{free_port()}")
+    killable.start()
+    try:
+        yield killable
+    finally:
+        if killable.server is not None:
+            killable.server.close()
+
+
+def backend_of(services: Services) -> OpenSearchBackend:
+    assert isinstance(services.backend, OpenSearchBackend)
+    return services.backend
+
+
+def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, database_url: str,
+                                                              cluster: Killable) -> None:
+    services = build_services(mirrored_settings(tmp_path, database_url, cluster.url))
+    try:
+        backend = backend_of(services)
+        alpha = services.profiles.create("alpha")
+        uids = corpus.load(services, alpha)
+        assert services.search.search(alpha, "deploy kubernetes cluster").matched_count == 1
+
+        cluster.kill()
+        started = time.monotonic()
+        new = services.facts.write(alpha, title="Kubernetes upgrade", text="Deploy the cluster upgrade on Friday.",
+                                   kind="project", tags=["infra"]).fact
+        services.facts.update(alpha, uids["Prefers pytest"], tags=["testing", "python"])
+        services.facts.forget(alpha, uids["Deploys run on Kubernetes"])
+        outcome = services.search.search(alpha, "deploy kubernetes cluster")
+        assert time.monotonic() - started < 5  # the dead cluster never holds a request up
+        assert outcome.matched_count is None and outcome.mode == "degraded"
+        assert [f.fact.uid for f in outcome.facts] == [new.uid]  # answered from the canonical store
+        assert services.query_log.listing(alpha, 1)[0]["matched_count"] is None
+
+        ready = services.readiness()
+        search = ready["checks"]["search"]
+        assert ready["ready"] is True and search["state"] == "degraded" and search["reachable"] is False
+        assert search["outbox"]["pending"] == 4  # 3 fact changes (forget is one) + 1 query-log row
+        assert search["outbox"]["oldest_pending_age_s"] >= 0
+        with pytest.raises(BackendUnavailable):
+            backend.sync_now()  # the worker's cycle fails (and backs off) while the cluster is down
+
+        cluster.start()  # a fresh, empty cluster on the same address
+        backend.sync_now()
+        status = backend.status()
+        assert status["state"] == "ready" and status["outbox"]["pending"] == 0
+        maintenance = MirrorMaintenance(services.settings, services.db, services.embedder)
+        try:
+            assert maintenance.check(alpha) == {}
+        finally:
+            maintenance.close()
+        embedded = EmbeddedSearch(services.db, DisabledEmbedder(), services.settings)
+        try:
+            request = SearchRequest(profile_id=alpha.id, profile="alpha", query="deploy kubernetes cluster", limit=8)
+            assert backend.search(request).matched_count == embedded.search(request).matched_count == 1
+        finally:
+            embedded.close()
+    finally:
+        services.close()
+
+
+def test_the_background_worker_drains_after_recovery(tmp_path: Path, cluster: Killable) -> None:
+    settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", cluster.url,
+                                 opensearch_sync_interval=0.2)
+    services = build_services(settings)
+    try:
+        alpha = services.profiles.create("alpha")
+        services.facts.write(alpha, title="First", text="before the outage", kind="user", tags=[])
+        cluster.kill()
+        for i in range(3):
+            services.facts.write(alpha, title=f"Outage {i}", text="written while the cluster was down",
+                                 kind="user", tags=[])
+        assert backend_of(services).status()["outbox"]["pending"] == 3
+        time.sleep(0.5)  # a few failed cycles: the worker backs off
+        cluster.start()
+        deadline = time.monotonic() + 15
+        while backend_of(services).status()["outbox"]["pending"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert backend_of(services).status()["outbox"]["pending"] == 0
+        found = services.search.search(alpha, "written outage")
+        assert found.matched_count == 3 and found.mode == "lexical"
+    finally:
+        services.close()
