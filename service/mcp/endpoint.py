@@ -26,6 +26,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 def build_mcp_server(services: Services) -> MCPServer:
     server = MCPServer(
         "memory",
+        log_level="WARNING",  # the SDK configures the root logger; keep it from logging every HTTP request
         instructions=(
             "Long-term memory of curated facts for this profile. Search before assuming how the user works, what "
             "a project uses or why a decision was made; write what is durable; update or forget what changed."
