@@ -27,7 +27,7 @@ from service.domain.profiles import ProfileRef
 from service.errors import NotFound
 from service.store import aggregates as agg
 from service.store.engine import Database
-from service.store.tables import QueryLogRow, QueryLogTag
+from service.store.tables import QueryLogResult, QueryLogRow, QueryLogTag
 
 LISTING_MAX = 500
 LISTING_DEFAULT = 50
@@ -59,7 +59,7 @@ def _score(value: float | None) -> float | None:
     return None if value is None else round(float(value), 6)
 
 
-def row_to_dict(row: QueryLogRow, *, with_results: bool = False) -> dict[str, Any]:
+def row_to_dict(row: QueryLogRow, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": row.id,
         "query": row.query,
@@ -74,8 +74,8 @@ def row_to_dict(row: QueryLogRow, *, with_results: bool = False) -> dict[str, An
         "latency_ms": round(row.latency_ms, 3),
         "created_at": clock.isoformat(row.created_at),
     }
-    if with_results:
-        out["results"] = list(row.results or [])
+    if results is not None:
+        out["results"] = results
     return out
 
 
@@ -103,11 +103,12 @@ class QueryLog:
                 profile_id=profile.id, query=request.query, tags=list(request.tags), kind=request.kind,
                 limit=request.limit, matched_count=found.matched_count, returned_count=len(returned),
                 inactive_matched=found.inactive_matched, top_uid=returned[0].fact.uid if returned else None,
-                mode=found.mode, latency_ms=latency_ms, results=results, created_at=now, day=now.date(),
+                mode=found.mode, latency_ms=latency_ms, created_at=now, day=now.date(),
             )
             session.add(row)
             session.flush()
             assert row.id is not None
+            session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results))
             for tag in request.tags:
                 session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=now.date()))
             self.outbox.query_logged(session, row)
@@ -129,9 +130,10 @@ class QueryLog:
             row = session.exec(
                 select(QueryLogRow).where(QueryLogRow.profile_id == profile.id, QueryLogRow.id == query_id)
             ).first()
-        if row is None:
-            raise NotFound(f"no query-log row {query_id} in this profile", param="id")
-        return row_to_dict(row, with_results=True)
+            if row is None:
+                raise NotFound(f"no query-log row {query_id} in this profile", param="id")
+            stored = session.get(QueryLogResult, query_id)
+        return row_to_dict(row, list(stored.results) if stored is not None else [])
 
     def summary_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
         """The summary from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""
@@ -144,15 +146,17 @@ class QueryLog:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
         first, last = clock.window(days)
         with self.db.read() as session:
-            totals = agg.summary_totals(session, profile.id, first, last)
-            per_day = agg.summary_daily(session, profile.id, first, last)
-            queries = agg.top_queries(session, profile.id, first, last)
+            per_day = agg.summary_by_day(session, profile.id, first, last)
+            queries, distinct_queries = agg.top_queries(session, profile.id, first, last)
             tags = agg.top_query_tags(session, profile.id, first, last)
             facts = agg.top_facts(session, profile.id, first, last)
+        totals = {key: sum(day[key] for day in per_day.values()) for key in agg.COUNTERS}
+        totals["distinct_queries"] = distinct_queries
         daily = []
         for offset in range(days):
             day = first + timedelta(days=offset)
-            searches, zero = per_day.get(day, (0, 0))
+            counters = per_day.get(day)
+            searches, zero = (counters["searches"], counters["zero_match"]) if counters else (0, 0)
             daily.append({"date": day.isoformat(), "searches": searches, "zero_match": zero})
         buckets = [totals["zero_match"], totals["b1"], totals["b2_5"], totals["b6_20"], totals["b21"]]
         return {

@@ -25,53 +25,49 @@ def _log_window(profile_id: int, first: date, last: date) -> list[Any]:
     return [QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last]
 
 
-def summary_totals(session: Session, profile_id: int, first: date, last: date) -> dict[str, int]:
+COUNTERS = ("searches", "zero_match", "unknown_matched", "b1", "b2_5", "b6_20", "b21", "retired_only")
+
+
+def summary_by_day(session: Session, profile_id: int, first: date, last: date) -> dict[date, dict[str, int]]:
+    """Every counter of the summary per day, in one pass over the covering index (profile_id, day,
+    matched_count, inactive_matched); window totals are the sums of the days."""
     mc = QueryLogRow.matched_count
 
     def count_if(condition: Any) -> Any:
         return sa.func.coalesce(sa.func.sum(sa.case((condition, 1), else_=0)), 0)
 
-    row = session.execute(
-        sa.select(
-            sa.func.count().label("searches"),
-            count_if(mc == 0).label("zero_match"),
-            count_if(mc.is_(None)).label("unknown_matched"),
-            count_if(mc == 1).label("b1"),
-            count_if(sa.and_(mc >= 2, mc <= 5)).label("b2_5"),
-            count_if(sa.and_(mc >= 6, mc <= 20)).label("b6_20"),
-            count_if(mc >= 21).label("b21"),
-            count_if(sa.and_(mc == 0, QueryLogRow.inactive_matched > 0)).label("retired_only"),
-        ).where(*_log_window(profile_id, first, last))
-    ).one()
-    distinct = session.execute(
-        sa.select(sa.func.count(sa.distinct(QueryLogRow.query))).where(*_log_window(profile_id, first, last))
-    ).scalar_one()
-    totals = {key: int(value) for key, value in row._mapping.items()}
-    totals["distinct_queries"] = int(distinct)
-    return totals
-
-
-def summary_daily(session: Session, profile_id: int, first: date, last: date) -> dict[date, tuple[int, int]]:
-    zero = sa.func.coalesce(sa.func.sum(sa.case((QueryLogRow.matched_count == 0, 1), else_=0)), 0)
     rows = session.execute(
-        sa.select(QueryLogRow.day, sa.func.count(), zero)
+        sa.select(
+            QueryLogRow.day,
+            sa.func.count(),
+            count_if(mc == 0),
+            count_if(mc.is_(None)),
+            count_if(mc == 1),
+            count_if(sa.and_(mc >= 2, mc <= 5)),
+            count_if(sa.and_(mc >= 6, mc <= 20)),
+            count_if(mc >= 21),
+            count_if(sa.and_(mc == 0, QueryLogRow.inactive_matched > 0)),
+        )
         .where(*_log_window(profile_id, first, last))
         .group_by(QueryLogRow.day)
     ).all()
-    return {_as_date(d): (int(n), int(z)) for d, n, z in rows}
+    return {_as_date(row[0]): dict(zip(COUNTERS, (int(v) for v in row[1:]))) for row in rows}
 
 
-def top_queries(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int, int]]:
+def top_queries(session: Session, profile_id: int, first: date, last: date) -> tuple[list[tuple[str, int, int]], int]:
+    """The most frequent queries (with their misses) and, from the same grouping, the exact number of
+    distinct queries in the window (a window count over the groups, cheaper than COUNT(DISTINCT))."""
     count = sa.func.count().label("n")
     zero = sa.func.coalesce(sa.func.sum(sa.case((QueryLogRow.matched_count == 0, 1), else_=0)), 0)
+    distinct = sa.func.count().over().label("distinct_queries")
     rows = session.execute(
-        sa.select(QueryLogRow.query, count, zero)
+        sa.select(QueryLogRow.query, count, zero, distinct)
         .where(*_log_window(profile_id, first, last))
         .group_by(QueryLogRow.query)
         .order_by(count.desc(), _name_order(session, QueryLogRow.query))
         .limit(TOP_N)
     ).all()
-    return [(str(q), int(n), int(z)) for q, n, z in rows]
+    return [(str(q), int(n), int(z)) for q, n, z, _ in rows], int(rows[0][3]) if rows else 0
 
 
 def top_query_tags(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int]]:

@@ -38,7 +38,27 @@ def upgrade(engine: sa.Engine) -> None:
     """Bring the schema to the newest revision. Safe to call on every start; never drops data."""
     if current_revision(engine) == head_revision():
         return
+    if engine.dialect.name == "sqlite":
+        _upgrade_sqlite(engine)
+        return
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
         command.upgrade(_alembic_config(conn), "head")
+
+
+def _upgrade_sqlite(engine: sa.Engine) -> None:
+    """SQLite alters a table by copying it into a new one (Alembic batch mode); foreign keys must be off
+    meanwhile (a pragma that only works outside a transaction) and are checked before they are back on."""
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        raw.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                command.upgrade(_alembic_config(conn), "head")
+            broken = raw.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise RuntimeError(f"schema upgrade left dangling references: {broken[:5]}")
+        finally:
+            raw.execute("PRAGMA foreign_keys=ON")

@@ -66,6 +66,7 @@ class FactRow(SQLModel, table=True):
     __table_args__ = (
         sa.Index("ix_facts_profile_status_updated", "profile_id", "status", "updated_at"),
         sa.Index("ix_facts_profile_seq", "profile_id", "change_seq"),
+        sa.Index("ix_facts_profile_uid", "profile_id", "uid"),
         sa.Index("ix_facts_profile_created_day", "profile_id", "created_day"),
         sa.Index("ix_facts_profile_retired_day", "profile_id", "retired_day"),
     )
@@ -136,8 +137,9 @@ class QueryLogRow(SQLModel, table=True):
     __tablename__ = "query_log"
     __table_args__ = (
         sa.Index("ix_query_log_profile_id", "profile_id", "id"),
-        sa.Index("ix_query_log_profile_day", "profile_id", "day", "matched_count"),
-        sa.Index("ix_query_log_profile_day_query", "profile_id", "day", "query"),
+        # Covering indexes of the summary's GROUP BYs (no visit to the wide rows that carry `results`).
+        sa.Index("ix_query_log_profile_day_counts", "profile_id", "day", "matched_count", "inactive_matched"),
+        sa.Index("ix_query_log_profile_day_query_mc", "profile_id", "day", "query", "matched_count"),
         sa.Index("ix_query_log_profile_day_top", "profile_id", "day", "top_uid"),
     )
 
@@ -153,9 +155,19 @@ class QueryLogRow(SQLModel, table=True):
     top_uid: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(40), nullable=True))
     mode: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))
     latency_ms: float = Field(sa_column=sa.Column(sa.Float, nullable=False))
-    results: list[dict[str, Any]] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
     created_at: datetime = _ts()
     day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
+
+
+class QueryLogResult(SQLModel, table=True):
+    """What a search handed back (uids with lexical, vector and fused scores), read one row at a time.
+    Kept out of query_log so the summary's scans stay narrow."""
+
+    __tablename__ = "query_log_results"
+
+    query_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("query_log.id"), primary_key=True))
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    results: list[dict[str, Any]] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
 
 
 class QueryLogTag(SQLModel, table=True):

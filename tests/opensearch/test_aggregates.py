@@ -47,7 +47,7 @@ def seed_log(services: Services, profile: ProfileRef, rows: list[tuple[Any, ...]
             at = now - timedelta(days=days_ago)
             row = QueryLogRow(profile_id=profile.id, query=query, tags=tags, kind=None, limit=8,
                               matched_count=matched, returned_count=min(matched or 0, 8), inactive_matched=inactive,
-                              top_uid=uids[top] if top else None, mode="lexical", latency_ms=1.0, results=[],
+                              top_uid=uids[top] if top else None, mode="lexical", latency_ms=1.0,
                               created_at=at, day=at.date())
             session.add(row)
             session.flush()

@@ -38,3 +38,25 @@ def test_upgrade_from_the_first_revision_keeps_rows(database_url: str) -> None:
         assert conn.execute(sa.text("SELECT name FROM profiles")).scalars().all() == ["old"]
         assert "outbox" in sa.inspect(conn).get_table_names()
     db.dispose()
+
+
+def test_results_move_to_their_own_table(database_url: str) -> None:
+    from alembic import command
+
+    from service.store.migrate import _alembic_config
+
+    db = Database(database_url)
+    with db.engine.begin() as conn:
+        command.upgrade(_alembic_config(conn), "0003")
+        conn.execute(sa.text("INSERT INTO profiles (name, created_at, fact_seq) VALUES ('p', :t, 0)"),
+                     {"t": "2026-01-01 00:00:00"})
+        conn.execute(sa.text(
+            "INSERT INTO query_log (profile_id, query, tags, result_limit, returned_count, mode, latency_ms, "
+            "results, created_at, day) VALUES (1, 'q', '[]', 8, 1, 'lexical', 1.0, :r, :t, :d)"),
+            {"r": '[{"uid": "f_1", "score": 1.0}]', "t": "2026-01-01 00:00:00", "d": "2026-01-01"})
+    upgrade(db.engine)
+    with db.engine.connect() as conn:
+        moved = conn.execute(sa.text("SELECT query_id, results FROM query_log_results")).all()
+        assert len(moved) == 1 and "f_1" in str(moved[0][1])
+        assert "results" not in {c["name"] for c in sa.inspect(conn).get_columns("query_log")}
+    db.dispose()
