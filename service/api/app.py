@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -37,8 +38,10 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        if preload_embedder and services.embedder.enabled:
-            services.embedder.start()
+        if preload_embedder:
+            if services.embedder.enabled:
+                services.embedder.start()
+            _warm_in_background(services)
         _warn_if_embedder_changed(services)
         async with manager.run():
             yield
@@ -69,6 +72,21 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def _warm_in_background(services: Services) -> None:
+    """Let the search backend build its in-process indexes while the server already answers."""
+    warm = getattr(services.backend, "warm", None)
+    if warm is None:
+        return
+
+    def run() -> None:
+        try:
+            warm()
+        except Exception:  # warming is an optimisation; a failure shows up again on the first search
+            log.exception("warming the search index failed")
+
+    threading.Thread(target=run, name="search-warmup", daemon=True).start()
 
 
 def _warn_if_embedder_changed(services: Services) -> None:

@@ -84,3 +84,11 @@ def test_profiles_do_not_see_each_other(services: Services, profile: ProfileRef)
     write(services, profile, "Secret", "Alpha's launch code is tangerine.")
     assert services.search.search(beta, "launch code tangerine").matched_count == 0
     assert services.search.search(profile, "launch code tangerine").matched_count == 1
+
+
+def test_warm_builds_every_profile_index(services: Services, profile: ProfileRef) -> None:
+    write(services, profile, "Warm fact", "Index me before the first search.")
+    services.profiles.create("beta")
+    services.backend.warm()  # type: ignore[attr-defined]
+    assert services.backend.status()["profiles_loaded"] == 2
+    assert services.backend.status()["facts_indexed"] == 1

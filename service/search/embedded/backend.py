@@ -71,6 +71,14 @@ class EmbeddedSearch:
             ranked = sorted(scores.items(), key=lambda kv: (-kv[1], index.uids[kv[0]]))[:limit]
             return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s) for r, s in ranked]
 
+    def warm(self) -> None:
+        """Build every profile's index now (called in the background by `memory serve`), so the first
+        search of a large profile does not pay for it."""
+        with self.db.read() as session:
+            profile_ids = [int(i) for i in session.execute(sa.select(Profile.id)).scalars()]
+        for profile_id in profile_ids:
+            self._synced(profile_id)
+
     def changed(self, profile_id: int, profile: str) -> None:
         """Nothing to push: the next search pulls the change (and so do other processes)."""
 
