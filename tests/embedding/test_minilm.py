@@ -1,4 +1,8 @@
-"""The real all-MiniLM-L6-v2, loaded once for this module from the bundled package, offline."""
+"""The real all-MiniLM-L6-v2, loaded once for this module from the bundled package, offline.
+
+With onnxruntime installed the default runtime is ONNX: the session fixture exports the model into a
+temporary data dir shared with test_onnx_minilm.py (so the export also runs with the network blocked).
+"""
 
 from __future__ import annotations
 
@@ -28,10 +32,18 @@ def _no_network(*args: Any, **kwargs: Any) -> Any:
     raise NetworkAttempted(f"network access during model load: {args!r}")
 
 
+def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The data dir (and so the ONNX export) shared by the model tests of this session."""
+    path = tmp_path_factory.getbasetemp() / "minilm-data"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @pytest.fixture(scope="session")
-def loaded() -> Iterator[dict[str, Any]]:
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """One embedder, loaded via start() with every way out to the network blocked."""
-    embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=1))
+    data_dir = shared_data_dir(tmp_path_factory)
+    embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=1, data_dir=data_dir))
     before = embedder.status()["state"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(socket.socket, "connect", _no_network)
@@ -45,10 +57,10 @@ def loaded() -> Iterator[dict[str, Any]]:
         deadline = time.monotonic() + LOAD_TIMEOUT
         while not embedder.ready() and embedder.status()["state"] != "error" and time.monotonic() < deadline:
             time.sleep(0.05)
-    import torch
 
     yield {
-        "torch_threads": torch.get_num_threads(),
+        "threads": embedder._model.threads if embedder.ready() else None,
+        "data_dir": data_dir,
         "embedder": embedder,
         "before": before,
         "during": during,
@@ -84,13 +96,14 @@ def test_status_fields(embedder: MiniLMEmbedder) -> None:
     assert status["embedder"] == "minilm" and status["state"] == "ready"
     assert status["model"] == MODEL_ID == embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
     assert status["dim"] == 384 and status["error"] is None
+    assert status["runtime"] == "onnx" and "runtime_fallback" not in status  # onnxruntime is a dependency
     embedder.start()  # a second start is a no-op
     assert embedder.status()["state"] == "ready"
 
 
 @pytest.mark.model
-def test_torch_threads_applied(loaded: dict[str, Any]) -> None:
-    assert loaded["torch_threads"] == 1
+def test_threads_applied(loaded: dict[str, Any]) -> None:
+    assert loaded["threads"] == 1  # torch_threads is also ONNX Runtime's intra-op thread count
 
 
 @pytest.mark.model
@@ -162,8 +175,8 @@ def test_concurrent_callers_get_consistent_vectors(embedder: MiniLMEmbedder) -> 
 
 
 @pytest.mark.model
-def test_concurrent_first_calls_share_one_load(embedder: MiniLMEmbedder) -> None:
-    fresh = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=1))
+def test_concurrent_first_calls_share_one_load(embedder: MiniLMEmbedder, loaded: dict[str, Any]) -> None:
+    fresh = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=1, data_dir=loaded["data_dir"]))
     loads = 0
     real_load = fresh._load
 
@@ -184,7 +197,7 @@ def test_concurrent_first_calls_share_one_load(embedder: MiniLMEmbedder) -> None
 
 
 def test_broken_model_folder_raises_clearly(tmp_path: Path) -> None:
-    broken = MiniLMEmbedder(Settings(embedder="minilm"), model_dir=tmp_path)
+    broken = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path), model_dir=tmp_path)
     with pytest.raises(EmbeddingUnavailable, match="no sentence-transformers model in"):
         broken.embed_query("x")
     status = broken.status()
@@ -195,7 +208,7 @@ def test_broken_model_folder_raises_clearly(tmp_path: Path) -> None:
 
 
 def test_start_with_broken_folder_ends_in_error(tmp_path: Path) -> None:
-    broken = MiniLMEmbedder(Settings(embedder="minilm"), model_dir=tmp_path)
+    broken = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path), model_dir=tmp_path)
     broken.start()
     deadline = time.monotonic() + 5
     while broken.status()["state"] == "loading" and time.monotonic() < deadline:

@@ -30,8 +30,8 @@ FACTS = [
 
 
 @pytest.fixture(scope="session")
-def minilm() -> Embedder:
-    embedder = MiniLMEmbedder(Settings(embedder="minilm"))
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    embedder = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path_factory.mktemp("models")))
     embedder.embed_documents(["load the model once for the session"])
     return embedder
 

@@ -1,0 +1,59 @@
+"""all-MiniLM-L6-v2 on torch with sentence-transformers: the ONNX exporter's reference and the fallback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from service.domain.ports import EmbeddingUnavailable
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIM = 384
+BATCH_SIZE = 32
+
+
+class TorchMiniLM:
+    """A loaded SentenceTransformer; `encode` gives L2-normalised float32 rows."""
+
+    runtime = "torch"
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    @classmethod
+    def load(cls, model_dir: Path, threads: int) -> TorchMiniLM:
+        """Load and warm up the model; the caller has set the offline environment variables."""
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        # Process-wide: applies to threads that first use torch after this point (all embed calls).
+        torch.set_num_threads(threads)
+        model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+        model.eval()
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dim = get_dim()
+        if dim != DIM:
+            raise EmbeddingUnavailable(f"cannot load {MODEL_ID}: model in {model_dir} has dim {dim}, expected {DIM}")
+        # One warm-up pass so the first real query does not pay for lazy initialisation.
+        model.encode(["warm up"], batch_size=1, normalize_embeddings=True, show_progress_bar=False)
+        return cls(model)
+
+    @property
+    def threads(self) -> int:
+        import torch
+
+        return torch.get_num_threads()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            texts,
+            batch_size=BATCH_SIZE,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
