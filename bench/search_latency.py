@@ -6,7 +6,9 @@ For each size N (--sizes), in a fresh SQLite data directory:
    deployments, runbooks, benchmarks, people, config), embedded in batches with embed_documents, then bulk
    INSERTed into facts / fact_tags / fact_vectors with change_seq set and profiles.fact_seq bumped, so the
    embedded index picks them up exactly as if they had been written one by one;
-3. start a real uvicorn server on a loopback port (tests/support/server.py) and talk to /mcp/{profile} with
+3. start `memory serve` in its own process on a loopback port (as deployed; it loads the model and warms
+   the index in the background, and the bench waits for /readyz), or with --server thread a uvicorn server
+   in a thread of this process (the client then shares the server's GIL), and talk to /mcp/{profile} with
    the MCP SDK's own streamable-HTTP client (tests/support/mcp_client.py), bearer token included;
 4. time, client-side, per call: the first search (it builds the profile's in-process index: FTS5 + vector
    matrix), --queries mostly distinct searches (a keyword / question / off-topic mix, so the query-vector
@@ -35,9 +37,12 @@ import logging
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -46,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
+import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -63,6 +69,7 @@ from service.search.fusion import fuse  # noqa: E402
 from service.store import repository as repo  # noqa: E402
 from service.store.tables import FactRow, FactTag, FactVector, Profile  # noqa: E402
 from tests.support.mcp_client import call, mcp_client  # noqa: E402
+from tests.support.postgres import free_port  # noqa: E402
 from tests.support.server import running  # noqa: E402
 
 console = Console(highlight=False, width=132)
@@ -259,9 +266,10 @@ def make_queries(maker: FactMaker, n: int, seed: int) -> list[tuple[str, str]]:
 # --- measurement helpers ----------------------------------------------------------------------------
 
 
-def rss() -> tuple[float, float]:
+def rss(pid: int | str = "self") -> tuple[float, float]:
+    """(VmRSS, VmHWM) in MB of this process or of another one."""
     values = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, rest = line.partition(":")
         if key in ("VmRSS", "VmHWM"):
             values[key] = int(rest.split()[0]) / 1024
@@ -489,6 +497,35 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
 # --- driver ----------------------------------------------------------------------------------------------
 
 
+@contextmanager
+def served(data_dir: Path, args: argparse.Namespace) -> Iterator[tuple[str, int]]:
+    """`memory serve` in its own process (as deployed): the client does not share its GIL. Waits until the
+    embedder is loaded and the search index is warm, so the timings are those of a running service."""
+    port = free_port()
+    env = {**os.environ, "MEMORY_DATA_DIR": str(data_dir), "MEMORY_EMBEDDER": args.embedder,
+           "MEMORY_TORCH_THREADS": str(args.threads), "MEMORY_PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 180
+        while True:
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("memory serve did not become ready")
+            try:
+                ready = httpx.get(f"{base_url}/readyz", timeout=2).json()
+                checks = ready["checks"]
+                if checks["embedder"]["state"] in ("ready", "disabled") and checks["search"].get("profiles_loaded"):
+                    break
+            except (httpx.HTTPError, KeyError, ValueError):
+                pass
+            time.sleep(0.2)
+        yield base_url, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     console.rule(f"[bold]{n:,} facts, embedder={args.embedder}")
     result: dict[str, Any] = {"n": n}
@@ -511,12 +548,18 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             queries = make_queries(maker, args.queries, args.seed)
             writer = FactMaker(args.seed + 999_999)
             writes = [writer.make() for _ in range(args.writes)]
-            app = create_app(services=services)
-            logging.getLogger().setLevel(logging.WARNING)  # the MCP SDK sets INFO (one line per HTTP request)
-            with running(app) as base_url:
-                mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes)
+            if args.server == "thread":
+                app = create_app(services=services)
+                logging.getLogger().setLevel(logging.WARNING)  # the MCP SDK sets INFO (one line per request)
+                with running(app) as base_url:
+                    mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes)
+                result["rss_after_calls"] = rss()
+            else:
+                with served(Path(tmp), args) as (base_url, pid):
+                    mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes)
+                    result["server_rss"] = rss(pid)
+                result["rss_after_calls"] = result["server_rss"]
             result["mcp"] = mcp
-            result["rss_after_calls"] = rss()
             status = services.backend.status()
             result["indexed"] = status.get("facts_indexed")
             console.print(f"  first search {mcp['first_search_s'] * 1000:.0f} ms (index build), "
@@ -563,14 +606,15 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
 
     table = Table(title="warm-up, memory, seeding")
     for col in ("facts", "model load s", "seed embed s", "seed insert s", "first search ms", "search after writes ms",
-                "RSS seeded MB", "RSS after 1st search MB", "RSS end MB", "peak MB"):
+                "RSS seeded MB", "RSS after 1st search MB", "RSS end MB", "peak MB", "server RSS MB"):
         table.add_column(col, justify="right")
     for r in results:
         m = r["mcp"]
         table.add_row(f"{r['n']:,}", f"{r.get('model_load_s', 0):.1f}", f"{r['seed'].get('embed_s', 0):.1f}",
                       f"{r['seed']['insert_s']:.1f}", f"{m['first_search_s'] * 1000:.0f}",
                       f"{m['search_after_writes_s'] * 1000:.0f}", f"{r['rss_seeded'][0]:.0f}",
-                      f"{m['rss_after_first'][0]:.0f}", f"{r['rss_end'][0]:.0f}", f"{r['rss_end'][1]:.0f}")
+                      f"{m['rss_after_first'][0]:.0f}", f"{r['rss_end'][0]:.0f}", f"{r['rss_end'][1]:.0f}",
+                      f"{r['server_rss'][0]:.0f} (peak {r['server_rss'][1]:.0f})" if "server_rss" in r else "-")
     console.print(table)
 
     for r in results:
@@ -591,6 +635,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-threads", type=int, default=os.cpu_count() or 1,
                         help="torch threads while embedding the seed facts (default: all CPUs)")
     parser.add_argument("--seed", type=int, default=11, help="random seed")
+    parser.add_argument("--server", choices=("process", "thread"), default="process",
+                        help="run `memory serve` as its own process (default, as deployed) or in a thread here")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     load = os.getloadavg()
