@@ -13,7 +13,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)" --extra-index-url $(TORCH_INDEX)
+	$(BIN)/python -m pip install --quiet --retries 1 "$(TORCH_SPEC)" --extra-index-url $(TORCH_INDEX)
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $@
 
