@@ -16,15 +16,24 @@ from __future__ import annotations
 import copy
 import json
 import re
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from service.search.lexical import STOP_WORDS
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[3] / "index_templates"
-TEMPLATE_VERSION = 1  # bump when a mapping or analyzer changes; `memory reindex` rolls indices forward
+def _template_dir() -> Path:
+    """index_templates/ of the source tree (editable installs, Docker), else the copy a wheel installs
+    under <prefix>/share/memory-service/ (pyproject [tool.setuptools.data-files])."""
+    candidates = [Path(__file__).resolve().parents[3] / "index_templates",
+                  Path(sys.prefix) / "share" / "memory-service" / "index_templates"]
+    return next((c for c in candidates if (c / f"{FACTS}.json").exists()), candidates[0])
+
+
 FACTS, QUERIES = "memory-facts", "memory-queries"
+TEMPLATE_DIR = _template_dir()
+TEMPLATE_VERSION = 1  # bump when a mapping or analyzer changes; `memory reindex` rolls indices forward
 PIPELINE_ID = "memory-hybrid"
 PIPELINE_FILE = "memory-hybrid-pipeline"
 DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2; used for the (unused) vector field when MEMORY_EMBEDDER=none
