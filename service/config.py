@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     cors_origins: str = ""
 
     # Search tuning: see README "How search decides what matched".
-    min_similarity: float = Field(default=0.35, ge=-1.0, le=1.0)
+    min_similarity: float = Field(default=0.30, ge=-1.0, le=1.0)
     similar_threshold: float = Field(default=0.75, ge=-1.0, le=1.0)
     lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     fusion_depth: int = Field(default=100, ge=1, le=10_000)

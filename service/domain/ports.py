@@ -45,6 +45,9 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32 unit vector; recent queries are cached. Raises EmbeddingUnavailable."""
 
+    def vocabulary(self) -> frozenset[str] | None:
+        """The words the model reads as words (service.search.readable), or None when it does not say."""
+
 
 @dataclass(frozen=True)
 class SearchRequest:

@@ -43,3 +43,6 @@ class DisabledEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         raise EmbeddingUnavailable(MESSAGE)
+
+    def vocabulary(self) -> frozenset[str] | None:
+        return None

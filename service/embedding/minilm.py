@@ -128,6 +128,7 @@ class MiniLMEmbedder:
         self._encode_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._cache = QueryCache()
+        self._vocabulary: frozenset[str] | None = None
 
     @property
     def dim(self) -> int:
@@ -169,6 +170,20 @@ class MiniLMEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._cache.get_or_compute(text, lambda t: self._encode([t])[0])
+
+    def vocabulary(self) -> frozenset[str] | None:
+        """The whole words of the WordPiece vocabulary (lower-case, accents stripped, as our terms are);
+        read from vocab.txt without loading the model. None when the file cannot be read."""
+        if self._vocabulary is None:
+            path = (self._model_dir or bundled_model_dir()) / "vocab.txt"
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except (OSError, EmbeddingUnavailable):
+                return None
+            self._vocabulary = frozenset(
+                w for w in (line.strip() for line in lines) if w and not w.startswith("##") and not w.startswith("[")
+            )
+        return self._vocabulary
 
     # -- loading -----------------------------------------------------------------------------
 

@@ -106,6 +106,10 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._cache.get_or_compute(text, lambda t: self._request([t])[0])
 
+    def vocabulary(self) -> frozenset[str] | None:
+        """The embeddings API does not publish one: every query is read by meaning."""
+        return None
+
     def close(self) -> None:
         with self._lock:
             client, self._client = self._client, None

@@ -18,8 +18,9 @@ class FakeEmbedder:
     enabled = True
     model_id = "fake-axes-v1"
 
-    def __init__(self) -> None:
+    def __init__(self, vocabulary: frozenset[str] | None = None) -> None:
         self.loaded = True  # False: behaves like a model still loading (nothing is embedded)
+        self._vocabulary = vocabulary  # None: every query is read by meaning (as with openai)
 
     @property
     def dim(self) -> int:
@@ -48,3 +49,6 @@ class FakeEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._one(text)
+
+    def vocabulary(self) -> frozenset[str] | None:
+        return self._vocabulary

@@ -180,6 +180,11 @@ def test_count_bodies() -> None:
         "size": 0, "track_total_hits": True,
         "query": {"bool": {"filter": [{"term": {"kind": "user"}}, {"term": {"has_vector": False}}]}},
     }
+    # "Does memory know any of these words?" (service.search.readable): any status, one hit is enough.
+    assert q.any_term(["asdf", "qwer"]) == {
+        "size": 0, "track_total_hits": 1,
+        "query": {"match": {"search_text": {"query": "asdf qwer", "operator": "or"}}},
+    }
 
 
 def test_similar_bodies_and_score_conversion() -> None:

@@ -13,6 +13,7 @@ from sqlmodel import select
 from service.container import Services, build_services
 from service.domain.ports import SearchRequest
 from service.embedding.disabled import DisabledEmbedder
+from service.search import readable
 from service.search.embedded.backend import EmbeddedSearch
 from service.search.opensearch import templates as tpl
 from service.search.opensearch.backend import OpenSearchBackend
@@ -161,4 +162,36 @@ def test_facts_written_without_a_vector_are_embedded_and_sent_again(tmp_path: Pa
         assert len(outbox) == 2 and doc["_version"] == max(o.id for o in outbox)  # enqueued again, later
         assert all(o.delivered_at is not None for o in outbox)
     finally:
+        services.close()
+
+
+def test_an_unreadable_query_matches_nothing_in_both_backends(tmp_path: Path, database_url: str, os_url: str) -> None:
+    """service.search.readable on the mirror: no term is a model word and none occurs in the profile (asked of
+    OpenSearch with one size-0 search), so the count is an exact 0, as in the embedded backend."""
+    from tests.search.test_readable import VOCABULARY
+
+    embedder = FakeEmbedder(vocabulary=VOCABULARY)
+    services = build_services(mirrored_settings(tmp_path, database_url, os_url, embedder="minilm"),
+                              embedder=embedder)
+    embedded = EmbeddedSearch(services.db, embedder, services.settings)
+    try:
+        alpha = services.profiles.create("alpha")
+        services.facts.write(alpha, title="Deploy with Argo CD", text="Deploys to the cluster.", kind="project",
+                             tags=[])
+        backend(services).sync_now()
+        for query in ("deployxx", "??? !!!"):
+            request = SearchRequest(profile_id=alpha.id, profile="alpha", query=query, limit=5,
+                                    vector=embedder.embed_query(query))
+            mirror, local = services.backend.search(request), embedded.search(request)
+            assert (mirror.matched_count, mirror.inactive_matched, mirror.mode, mirror.hits) == (0, 0, "hybrid", [])
+            assert (local.matched_count, local.inactive_matched, local.mode, local.hits) == (0, 0, "hybrid", [])
+            assert mirror.notes == local.notes
+        # A word only memory knows makes the query readable: it goes on to the hybrid query (which osmem
+        # cannot run: there the search answers lexically, degraded) -- in any case not with the note.
+        request = SearchRequest(profile_id=alpha.id, profile="alpha", query="argo deployxx", limit=5,
+                                vector=embedder.embed_query("argo deployxx"))
+        assert readable.NOTE not in services.backend.search(request).notes
+        assert embedded.search(request).matched_count == 1
+    finally:
+        embedded.close()
         services.close()

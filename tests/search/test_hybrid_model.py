@@ -63,7 +63,8 @@ def test_paraphrase_without_shared_words_finds_its_fact(hybrid) -> None:
 
 def test_off_topic_query_matches_nothing(hybrid) -> None:
     services, profile, _ = hybrid
-    for query in ("best sourdough hydration for pizza", "zorp blenticular frammis", "who won the 1998 world cup"):
+    for query in ("best sourdough hydration for pizza", "zorp blenticular frammis", "who won the 1998 world cup",
+                  "asdf qwer zxcv", "ekkmn tarbul vossi"):
         found = services.search.search(profile, query)
         assert found.matched_count == 0 and found.facts == [], query
 

@@ -19,7 +19,7 @@ from service.config import Settings
 from service.domain.embed_gate import EmbedGate
 from service.domain.facts import embedding_text
 from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, SearchHits, SearchRequest
-from service.search import lexical
+from service.search import lexical, readable
 from service.search.embedded.index import IndexedFact, ProfileIndex
 from service.search.fusion import fuse
 from service.store import repository as repo
@@ -109,14 +109,21 @@ class EmbeddedSearch:
         active = passes & index.active[:n]
         inactive = passes & ~index.active[:n]
 
-        lexical_ok = index.term_counts(terms) >= need if terms else np.zeros(n, dtype=bool)
-        sims = index.similarities(request.vector) if request.vector is not None else None
+        counts = index.term_counts(terms) if terms else np.zeros(n, dtype=np.int32)
+        lexical_ok = counts >= need if terms else np.zeros(n, dtype=bool)
+        # counts covers every fact of the profile, so "a term occurs in memory" is counts.any().
+        semantic = self.embedder.enabled and readable.semantic_applies(
+            request.query, terms, self.embedder.vocabulary(), lambda _terms: bool(counts.any())
+        )
+        sims = index.similarities(request.vector) if request.vector is not None and semantic else None
         vector_ok = sims >= self.settings.min_similarity if sims is not None else np.zeros(n, dtype=bool)
         matched = lexical_ok | vector_ok
 
         notes: list[str] = []
         if not self.embedder.enabled:
             mode = "lexical"
+        elif not semantic:  # the vectors play no part: the count is exact whatever their state
+            mode, notes = "hybrid", [readable.NOTE]
         elif request.vector is None or sims is None and n > 0:
             mode, notes = "degraded", ["no query vector: lexical matches only, matched_count unknown"]
         elif bool((passes & ~index.has_vector[:n]).any()):

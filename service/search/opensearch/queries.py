@@ -127,6 +127,15 @@ def inactive_matches(
     }
 
 
+def any_term(terms: Sequence[str]) -> dict[str, Any]:
+    """Does any of the terms occur in any fact of the profile, whatever its status? (one hit is enough)"""
+    return {
+        "size": 0,
+        "track_total_hits": 1,
+        "query": {"match": {"search_text": {"query": " ".join(terms), "operator": "or"}}},
+    }
+
+
 def without_vector(*, kind: str | None, tags: Sequence[str]) -> dict[str, Any]:
     """Facts passing the filters (any status) that have no vector yet: if any, the count is not exact."""
     return {

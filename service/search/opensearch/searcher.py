@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 from service.config import Settings
 from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
 from service.errors import BackendUnavailable
-from service.search import lexical
+from service.search import lexical, readable
 from service.search.fusion import fuse
 from service.search.opensearch import queries as q
 from service.search.opensearch import templates as tpl
@@ -46,6 +46,10 @@ class Searcher:
         index = tpl.alias(tpl.FACTS, request.profile)
         vector = request.vector
         notes: list[str] = []
+        if self.embedder.enabled and not readable.semantic_applies(
+            request.query, terms, self.embedder.vocabulary(), lambda t: self._known(index, t)
+        ):  # no term is a model word nor occurs in any fact: nothing can match, by words or by meaning
+            return SearchHits(0, 0, [], "hybrid", [readable.NOTE])
         if vector is not None and int(vector.shape[0]) != dimension:
             vector, notes = None, [f"index built for {dimension}-d vectors: run `memory reindex`"]
         if self.embedder.enabled and vector is not None and pipeline_error is None:
@@ -97,6 +101,13 @@ class Searcher:
         if matched is None or inactive is None:
             return SearchHits(None, None, hits, "degraded", ["OpenSearch reported a lower bound"])
         return SearchHits(matched, inactive, hits, mode, notes)
+
+    def _known(self, index: str, terms: list[str]) -> bool:
+        """Whether any of the terms occurs in any fact of the profile (service.search.readable)."""
+        with translated("count"):
+            found = self.client.search(index=index, body=q.any_term(terms))
+        total = found["hits"]["total"]
+        return (total if isinstance(total, int) else int(total["value"])) > 0
 
     def _counts(self, index: str, bodies: list[dict[str, Any]]) -> list[int | None]:
         """Exact totals of size-0 searches, in one _msearch round trip."""

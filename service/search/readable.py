@@ -1,0 +1,42 @@
+"""Whether a query can be matched by meaning at all (README "How search decides what matched").
+
+An embedding model turns anything into a vector, gibberish included, and a vector always has
+neighbours: on the labelled set, keyboard mashes such as `asdf qwer zxcv` land at cosine 0.35 from
+facts full of host names and ticket ids. So the semantic half of the match rule only applies to a
+query that has something to mean: at least one informative term is a word of the embedder's
+vocabulary or occurs in the profile's facts. A query of stop words only is read as it is; one with no
+letter or digit at all is not. Embedders that publish no vocabulary (openai) skip the check.
+
+Both backends decide with this one function; only "occurs in the profile's facts" is asked of each.
+An unreadable query can match nothing at all then (none of its terms occurs in any fact, so the lexical
+rule cannot match either): matched_count 0, exact, in mode "hybrid".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from service.search import lexical
+
+
+def semantic_applies(
+    query: str,
+    terms: list[str],
+    vocabulary: Collection[str] | None,
+    known_to_memory: Callable[[list[str]], bool],
+) -> bool:
+    """True when cosine similarity may count as a match for this query.
+
+    `terms` are the query's informative terms (lexical.informative_terms); `known_to_memory(terms)`
+    tells whether any of them occurs in any fact of the profile (it is only asked when needed).
+    """
+    if vocabulary is None:
+        return True
+    if not terms:
+        return bool(lexical.tokens(query))
+    if any(term in vocabulary for term in terms):
+        return True
+    return known_to_memory(terms)
+
+
+NOTE = "no word of the query is known to the embedding model or to this memory: lexical matches only"
