@@ -81,12 +81,13 @@ def main() -> None:
         vectors = {q["query"]: services.embedder.embed_query(q["query"]) for q in queries + offtopic}
         for q in queries:
             terms = lexical.informative_terms(q["query"])
-            scores = index.bm25(terms, np.arange(index.size))
+            counts = index.term_counts(terms) if terms else np.zeros(index.size)
+            partial = np.nonzero(counts)[0]  # BM25 alone ranks every partial match
+            scores = {int(r): float(s) for r, s in zip(partial, index.bm25(terms, partial))}
             bm25_rank.append([index.uids[r] for r, _ in sorted(scores.items(), key=lambda kv: -kv[1])][:10])
             sims = index.similarities(vectors[q["query"]])
             vec_rank.append([index.uids[r] for r in np.argsort(-sims)[:10]])
             depth = settings.fusion_depth
-            counts = index.term_counts(terms) if terms else np.zeros(index.size)
             strict = {r: s for r, s in scores.items() if counts[r] >= lexical.required_terms(len(terms))}
             lex_top = dict(sorted(strict.items(), key=lambda kv: -kv[1])[:depth])
             vec_top = {int(r): float(sims[r]) for r in np.argsort(-sims)[:depth]}

@@ -16,7 +16,7 @@ For each size N (--sizes), in a fresh SQLite data directory:
    and --writes memory_write calls;
 5. split a search's server-side time in-process over the same queries, by calling the parts the service
    calls (nothing in the service is instrumented): embed_query (cache emptied first), index sync, lexical
-   (term_counts + bm25 + top-k), vector (cosine over the matrix + threshold + top-k), fusion, hydration of
+   (term_counts: one FTS5 query per term; bm25 of the facts passing the match rule; top-k), vector (cosine over the matrix + threshold + top-k), fusion, hydration of
    the hits from the store, the query-log write; plus SearchService.search end to end in-process.
 RSS (VmRSS, and the VmHWM peak) of this process is printed after seeding, after the first search and after
 all calls. The server runs in a thread of this process, so RSS covers model + index + server + client.
@@ -448,7 +448,8 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
             t_counts = time.perf_counter()
             lex_rows = np.nonzero(active & lexical_ok)[0]
             lex_scores = index.bm25(terms, lex_rows)
-            lex_top = dict(sorted(lex_scores.items(), key=lambda kv: -kv[1])[: settings.fusion_depth])
+            best = np.argsort(-lex_scores, kind="stable")[: settings.fusion_depth]
+            lex_top = {int(lex_rows[i]): float(lex_scores[i]) for i in best}
             t2 = time.perf_counter()
             vec_top: dict[int, float] = {}
             if vector is not None:

@@ -50,6 +50,7 @@ class Services:
         return {"ready": ready, "checks": checks}
 
     def close(self) -> None:
+        self.search.close()
         self.backend.close()
         self.db.dispose()
 

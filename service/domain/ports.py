@@ -7,6 +7,7 @@ behaviour by tests/search/contract.py. The embedder is shared by both, so a quer
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -58,6 +59,15 @@ class SearchRequest:
     kind: str | None = None
     tags: tuple[str, ...] = ()
     vector: np.ndarray | None = None  # the query's embedding; None when the embedder is off or failed
+    # Or the embedding still being computed: query_vector() waits for it (None if it failed).
+    pending_vector: Callable[[], np.ndarray | None] | None = field(default=None, compare=False, repr=False)
+
+    def query_vector(self) -> np.ndarray | None:
+        """The query's embedding. A backend asks for it as late as it can: the embedded backend runs its
+        lexical pass while the model (which releases the GIL) embeds the query on the other core."""
+        if self.vector is None and self.pending_vector is not None:
+            return self.pending_vector()
+        return self.vector
 
 
 @dataclass(frozen=True)

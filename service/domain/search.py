@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
 
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
@@ -38,6 +42,30 @@ class SearchService:
         self.backend = backend
         self.query_log = query_log
         self.gate = gate or EmbedGate(embedder)
+        # One thread: the model serialises encodes anyway. A search's backend runs its lexical pass
+        # while the query is embedded here (both release the GIL), then waits for the vector.
+        self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
+
+    def close(self) -> None:
+        self._embedding.shutdown(wait=True)
+
+    def _embed_in_background(self, query: str) -> Callable[[], np.ndarray | None]:
+        """Start embedding the query on the embedding thread; the returned function waits for the vector
+        (None when the embedder failed: the search then runs degraded, as the backends say)."""
+        future = self._embedding.submit(self.embedder.embed_query, query)
+        outcome: list[np.ndarray | None] = []
+
+        def wait() -> np.ndarray | None:
+            if not outcome:
+                try:
+                    outcome.append(future.result())
+                except EmbeddingUnavailable as exc:
+                    self.gate.failed()
+                    log.warning("searching without a query vector: %s", exc)
+                    outcome.append(None)
+            return outcome[0]
+
+        return wait
 
     def search(
         self,
@@ -54,16 +82,9 @@ class SearchService:
         tag_filter = tuple(validation.tags(tags))
         started = time.perf_counter()
 
-        vector = None
-        if self.gate.usable():
-            try:
-                vector = self.embedder.embed_query(query)
-            except EmbeddingUnavailable as exc:
-                self.gate.failed()
-                log.warning("searching without a query vector: %s", exc)
         request = SearchRequest(
             profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
-            vector=vector,
+            pending_vector=self._embed_in_background(query) if self.gate.usable() else None,
         )
         found = self.backend.search(request)
         with self.db.read() as session:

@@ -65,11 +65,13 @@ class EmbeddedSearch:
                 return [Hit(index.uids[r], index.fact_ids[r], float(sims[r]), vector=float(sims[r])) for r in best]
             # No vector (embedder off or failing): near-duplicates share most informative words.
             terms = lexical.informative_terms(" ".join(index.text_of(row)))
+            if not terms:
+                return []
             counts = index.term_counts(terms)
-            ok = np.nonzero(candidates & (counts >= lexical.required_terms(len(terms))))[0] if terms else []
-            scores = index.bm25(terms, np.asarray(ok, dtype=np.int64))
-            ranked = sorted(scores.items(), key=lambda kv: (-kv[1], index.uids[kv[0]]))[:limit]
-            return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s) for r, s in ranked]
+            ok = np.nonzero(candidates & (counts >= lexical.required_terms(len(terms))))[0]
+            scores = index.bm25(terms, ok)
+            ranked = sorted(((int(r), float(s)) for r, s in zip(ok, scores)), key=lambda kv: (-kv[1], index.uids[kv[0]]))
+            return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s) for r, s in ranked[:limit]]
 
     def warm(self) -> None:
         """Build every profile's index now (called in the background by `memory serve`), so the first
@@ -115,7 +117,8 @@ class EmbeddedSearch:
         semantic = self.embedder.enabled and readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda _terms: bool(counts.any())
         )
-        sims = index.similarities(request.vector) if request.vector is not None and semantic else None
+        vector = request.query_vector() if semantic else None  # embedded meanwhile, on another thread
+        sims = index.similarities(vector) if vector is not None else None
         vector_ok = sims >= self.settings.min_similarity if sims is not None else np.zeros(n, dtype=bool)
         matched = lexical_ok | vector_ok
 
@@ -124,7 +127,7 @@ class EmbeddedSearch:
             mode = "lexical"
         elif not semantic:  # the vectors play no part: the count is exact whatever their state
             mode, notes = "hybrid", [readable.NOTE]
-        elif request.vector is None or sims is None and n > 0:
+        elif vector is None or sims is None and n > 0:
             mode, notes = "degraded", ["no query vector: lexical matches only, matched_count unknown"]
         elif bool((passes & ~index.has_vector[:n]).any()):
             mode, notes = "degraded", ["some facts are not embedded yet: matched_count unknown"]
@@ -134,7 +137,8 @@ class EmbeddedSearch:
         depth = self.settings.fusion_depth
         lex_rows = np.nonzero(active & lexical_ok)[0]
         lex_scores = index.bm25(terms, lex_rows)
-        lex_top = dict(sorted(lex_scores.items(), key=lambda kv: -kv[1])[:depth])
+        best = np.argsort(-lex_scores, kind="stable")[:depth]
+        lex_top = {int(lex_rows[i]): float(lex_scores[i]) for i in best}
         sub_queries: list[dict[int, float]] = [lex_top]
         weights = [self.settings.lexical_weight]
         vec_top: dict[int, float] = {}

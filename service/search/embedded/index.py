@@ -7,6 +7,8 @@ Row i of the arrays is FTS5 rowid i + 1.
 
 from __future__ import annotations
 
+import itertools
+import json
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -128,21 +130,30 @@ class ProfileIndex:
         """For each row, how many of the terms (Porter-stemmed by FTS5) it contains in any column."""
         counts = np.zeros(self.size, dtype=np.int32)
         for term in terms:
-            rowids = self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (f'"{term}"',)).fetchall()
-            if rowids:
-                counts[np.fromiter((r[0] - 1 for r in rowids), dtype=np.int64, count=len(rowids))] += 1
+            cursor = self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (f'"{term}"',))
+            rows = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.int64)
+            counts[rows - 1] += 1
         return counts
 
-    def bm25(self, terms: list[str], rows: np.ndarray) -> dict[int, float]:
-        """BM25 of the OR of the terms, for the given rows only (higher is better)."""
+    def bm25(self, terms: list[str], rows: np.ndarray) -> np.ndarray:
+        """BM25 of the OR of the terms (higher is better) for the given rows (ascending), in their order.
+
+        FTS5 still walks every partial match of the OR query, but `+rowid IN (...)` (the `+` keeps SQLite
+        from handing the list to FTS5 as a lookup per row) filters before bm25() runs, so only the given
+        rows -- the facts that passed the match rule -- are scored: on a large profile most partial matches
+        are not.
+        """
+        scores = np.zeros(rows.size, dtype=np.float64)
         if not terms or rows.size == 0:
-            return {}
-        wanted = set(rows.tolist())
+            return scores
         expression = " OR ".join(f'"{t}"' for t in terms)
         cursor = self._db.execute(
-            "SELECT rowid, bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ?", (*_BM25_WEIGHTS, expression)
+            "SELECT rowid, bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
+            (*_BM25_WEIGHTS, expression, json.dumps((rows + 1).tolist())),
         )
-        return {rowid - 1: -score for rowid, score in cursor if rowid - 1 in wanted}
+        pairs = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.float64).reshape(-1, 2)
+        scores[np.searchsorted(rows, pairs[:, 0].astype(np.int64) - 1)] = -pairs[:, 1]  # FTS5: lower is better
+        return scores
 
     def similarities(self, vector: np.ndarray) -> np.ndarray | None:
         """Cosine similarity of every row to the vector (rows without a vector get -inf)."""

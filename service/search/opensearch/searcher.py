@@ -44,12 +44,12 @@ class Searcher:
     def search(self, request: SearchRequest, *, dimension: int, pipeline_error: str | None) -> SearchHits:
         terms = lexical.informative_terms(request.query)
         index = tpl.alias(tpl.FACTS, request.profile)
-        vector = request.vector
         notes: list[str] = []
         if self.embedder.enabled and not readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda t: self._known(index, t)
         ):  # no term is a model word nor occurs in any fact: nothing can match, by words or by meaning
             return SearchHits(0, 0, [], "hybrid", [readable.NOTE])
+        vector = request.query_vector()
         if vector is not None and int(vector.shape[0]) != dimension:
             vector, notes = None, [f"index built for {dimension}-d vectors: run `memory reindex`"]
         if self.embedder.enabled and vector is not None and pipeline_error is None:
