@@ -113,6 +113,11 @@ class EmbeddedSearch:
 
         counts = index.term_counts(terms) if terms else np.zeros(n, dtype=np.int32)
         lexical_ok = counts >= need if terms else np.zeros(n, dtype=bool)
+        depth = self.settings.fusion_depth
+        lex_rows = np.nonzero(active & lexical_ok)[0]
+        lex_scores = index.bm25(terms, lex_rows)
+        best = np.argsort(-lex_scores, kind="stable")[:depth]
+        lex_top = {int(lex_rows[i]): float(lex_scores[i]) for i in best}
         # counts covers every fact of the profile, so "a term occurs in memory" is counts.any().
         semantic = self.embedder.enabled and readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda _terms: bool(counts.any())
@@ -134,11 +139,6 @@ class EmbeddedSearch:
         else:
             mode = "hybrid"
 
-        depth = self.settings.fusion_depth
-        lex_rows = np.nonzero(active & lexical_ok)[0]
-        lex_scores = index.bm25(terms, lex_rows)
-        best = np.argsort(-lex_scores, kind="stable")[:depth]
-        lex_top = {int(lex_rows[i]): float(lex_scores[i]) for i in best}
         sub_queries: list[dict[int, float]] = [lex_top]
         weights = [self.settings.lexical_weight]
         vec_top: dict[int, float] = {}
