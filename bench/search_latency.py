@@ -9,7 +9,9 @@ For each size N (--sizes), in a fresh SQLite data directory:
 3. start `memory serve` in its own process on a loopback port (as deployed; it loads the model and warms
    the index in the background, and the bench waits for /readyz), or with --server thread a uvicorn server
    in a thread of this process (the client then shares the server's GIL), and talk to /mcp/{profile} with
-   the MCP SDK's own streamable-HTTP client (tests/support/mcp_client.py), bearer token included;
+   the MCP SDK's own streamable-HTTP client (tests/support/mcp_client.py), bearer token included -- or,
+   with --client raw, plain JSON-RPC POSTs on one keep-alive connection (what the server costs, without
+   the SDK client's own per-call work);
 4. time, client-side, per call: the first search (it builds the profile's in-process index: FTS5 + vector
    matrix), --queries mostly distinct searches (a keyword / question / off-topic mix, so the query-vector
    cache does not hide the model's cost), a repeated-query run (a few queries over and over: cache hits),
@@ -41,8 +43,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -370,45 +372,83 @@ def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker
 # --- the MCP run ----------------------------------------------------------------------------------------
 
 
+class RawMCP:
+    """MCP tool calls as plain JSON-RPC POSTs to /mcp/{profile} on one keep-alive connection: the HTTP
+    requests the SDK's client sends (the server is stateless: no session to open first), without the
+    client's own per-call machinery -- so the figures are the server's, plus one loopback round trip."""
+
+    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
+        self.http, self.url, self.next_id = http, url, 0
+
+    async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        self.next_id += 1
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                   "params": {"name": tool, "arguments": arguments}}
+        response = await self.http.post(self.url, json=request)
+        result = response.json()["result"]
+        assert not result.get("isError"), result
+        return dict(result["structuredContent"])
+
+
+@asynccontextmanager
+async def raw_client(base_url: str, profile: str, token: str) -> AsyncIterator[RawMCP]:
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2025-06-18"}
+    async with httpx.AsyncClient(headers=headers, timeout=60) as http:
+        yield RawMCP(http, f"{base_url}/mcp/{profile}")
+
+
 async def mcp_run(base_url: str, profile: str, token: str, queries: list[tuple[str, str]], repeated: int,
-                  writes: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"by_style": {}, "matched": {}}
+                  writes: list[dict[str, Any]], client_kind: str = "sdk") -> dict[str, Any]:
+    if client_kind == "raw":
+        async with raw_client(base_url, profile, token) as raw:
+            return await timed_calls(raw.call, queries, repeated, writes)
     async with mcp_client(base_url, profile, token) as client:
+
+        async def sdk_call(tool: str, **arguments: Any) -> dict[str, Any]:
+            return await call(client, tool, **arguments)
+
+        return await timed_calls(sdk_call, queries, repeated, writes)
+
+
+async def timed_calls(invoke: Callable[..., Awaitable[dict[str, Any]]], queries: list[tuple[str, str]],
+                      repeated: int, writes: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"by_style": {}, "matched": {}}
+    t0 = time.perf_counter()
+    await invoke("memory_search", query="warm-up: where is the deploy runbook")
+    out["first_search_s"] = time.perf_counter() - t0
+    out["rss_after_first"] = rss()
+
+    samples, zero = [], 0
+    for style, q in queries:
         t0 = time.perf_counter()
-        await call(client, "memory_search", query="warm-up: where is the deploy runbook")
-        out["first_search_s"] = time.perf_counter() - t0
-        out["rss_after_first"] = rss()
+        found = await invoke("memory_search", query=q)
+        dt = time.perf_counter() - t0
+        samples.append(dt)
+        out["by_style"].setdefault(style, []).append(dt)
+        out["matched"].setdefault(style, []).append(found["matched_count"])
+        zero += found["matched_count"] == 0
+    out["search"] = samples
 
-        samples, zero = [], 0
-        for style, q in queries:
-            t0 = time.perf_counter()
-            found = await call(client, "memory_search", query=q)
-            dt = time.perf_counter() - t0
-            samples.append(dt)
-            out["by_style"].setdefault(style, []).append(dt)
-            out["matched"].setdefault(style, []).append(found["matched_count"])
-            zero += found["matched_count"] == 0
-        out["search"] = samples
-
-        few = [q for _, q in queries[:10]]
-        rep = []
-        for i in range(repeated):
-            t0 = time.perf_counter()
-            await call(client, "memory_search", query=few[i % len(few)])
-            rep.append(time.perf_counter() - t0)
-        out["repeated"] = rep
-
-        wr = []
-        for f in writes:
-            t0 = time.perf_counter()
-            await call(client, "memory_write", **f)
-            wr.append(time.perf_counter() - t0)
-        out["write"] = wr
-
-        # One search after the writes: pays the index catch-up with the new facts.
+    few = [q for _, q in queries[:10]]
+    rep = []
+    for i in range(repeated):
         t0 = time.perf_counter()
-        await call(client, "memory_search", query="after writes: who owns billing-service")
-        out["search_after_writes_s"] = time.perf_counter() - t0
+        await invoke("memory_search", query=few[i % len(few)])
+        rep.append(time.perf_counter() - t0)
+    out["repeated"] = rep
+
+    wr = []
+    for f in writes:
+        t0 = time.perf_counter()
+        await invoke("memory_write", **f)
+        wr.append(time.perf_counter() - t0)
+    out["write"] = wr
+
+    # One search after the writes: pays the index catch-up with the new facts.
+    t0 = time.perf_counter()
+    await invoke("memory_search", query="after writes: who owns billing-service")
+    out["search_after_writes_s"] = time.perf_counter() - t0
     return out
 
 
@@ -553,11 +593,11 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 app = create_app(services=services)
                 logging.getLogger().setLevel(logging.WARNING)  # the MCP SDK sets INFO (one line per request)
                 with running(app) as base_url:
-                    mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes)
+                    mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes, args.client)
                 result["rss_after_calls"] = rss()
             else:
                 with served(Path(tmp), args) as (base_url, pid):
-                    mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes)
+                    mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes, args.client)
                     result["server_rss"] = rss(pid)
                 result["rss_after_calls"] = result["server_rss"]
             result["mcp"] = mcp
@@ -573,7 +613,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
-    table = Table(title="memory_search / memory_write over MCP HTTP (client-side ms)")
+    client = "the MCP SDK's client" if args.client == "sdk" else "plain JSON-RPC POSTs"
+    table = Table(title=f"memory_search / memory_write over MCP HTTP, {client} (client-side ms)")
     for col in ("facts", "call", "n", "p50", "p95", "mean", "max", "target"):
         table.add_column(col, justify="right" if col not in ("call",) else "left")
     for r in results:
@@ -638,6 +679,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11, help="random seed")
     parser.add_argument("--server", choices=("process", "thread"), default="process",
                         help="run `memory serve` as its own process (default, as deployed) or in a thread here")
+    parser.add_argument("--client", choices=("sdk", "raw"), default="sdk",
+                        help="the MCP SDK's own client (default), or plain JSON-RPC POSTs (the server's share)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     load = os.getloadavg()
