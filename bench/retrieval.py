@@ -12,6 +12,7 @@ current thresholds and for a small grid of alternatives.
 
     python bench/retrieval.py            # current defaults
     python bench/retrieval.py --grid     # also sweep MEMORY_MIN_SIMILARITY and the lexical share
+    python bench/retrieval.py --grid --no-readability   # the same without the readability rule
 """
 
 from __future__ import annotations
@@ -58,12 +59,16 @@ def metrics(rankings: list[list[str]], relevant: list[set[str]]) -> dict[str, fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--grid", action="store_true", help="sweep thresholds")
+    parser.add_argument("--no-readability", action="store_true",
+                        help="read every query by meaning (switch off service/search/readable.py's rule)")
     args = parser.parse_args()
     facts, queries, offtopic = load("facts.jsonl"), load("queries.jsonl"), load("offtopic.jsonl")
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(data_dir=Path(tmp), embedder="minilm")
         services = build_services(settings)
+        if args.no_readability:  # an embedder without a vocabulary: the rule is skipped
+            services.embedder.vocabulary = lambda: None  # type: ignore[method-assign]
         profile = services.profiles.create("bench")
         started = time.perf_counter()
         services.embedder.embed_documents(["warm up"])
