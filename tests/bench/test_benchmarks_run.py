@@ -1,0 +1,32 @@
+"""The benchmarks stay runnable: each one, on a tiny input, exits 0 and prints its tables (the figures
+themselves are never asserted -- they go in README from full runs)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> str:
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("client", ["sdk", "raw"])
+def test_search_latency_runs(client: str) -> None:
+    out = run("bench/search_latency.py", "--sizes", "40", "--queries", "6", "--repeated", "2", "--writes", "1",
+              "--embedder", "none", "--client", client)
+    assert "memory_search / memory_write over MCP HTTP" in out and "search (distinct)" in out
+    assert ("SDK's client" if client == "sdk" else "JSON-RPC POSTs") in out
+
+
+@pytest.mark.model
+def test_retrieval_runs() -> None:
+    out = run("bench/retrieval.py")
+    assert "hybrid (served)" in out and "zero-match rate" in out
