@@ -11,7 +11,7 @@ import pytest
 from service.config import Settings
 from service.container import Services, build_services
 from service.search import lexical
-from service.search.readable import NOTE, semantic_applies
+from service.search.readable import NOTE, is_word, semantic_applies
 from tests.opensearch.fakes import FakeEmbedder
 
 VOCABULARY = frozenset({"deploy", "deployment", "cluster", "weather", "what", "is", "the", "who", "are", "they"})
@@ -93,3 +93,13 @@ def test_the_note_names_the_reason(fake_services: Services) -> None:
     hits = backend.search(SearchRequest(profile_id=profile.id, profile="alpha", query="deployxx", limit=5,
                                         vector=vector))
     assert hits.notes == [NOTE] and hits.matched_count == 0 and hits.mode == "hybrid"
+
+
+def test_inflected_and_compound_words_count_gibberish_does_not() -> None:
+    vocabulary = frozenset({"dashboard", "token", "time", "out", "micro", "service", "web", "socket", "as"})
+    for word in ("dashboards", "tokens", "timeout", "microservices", "websocket"):
+        assert is_word(word, vocabulary), word
+    for word in ("asdf", "ekkmn", "tarbul", "timex", "outtime1", "1234time", "dashboardz"):
+        assert not is_word(word, vocabulary), word
+    assert applies("grafana dashboards", vocabulary=vocabulary)
+    assert not applies("asdf qwer zxcv", vocabulary=vocabulary)
