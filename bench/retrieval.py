@@ -131,6 +131,35 @@ def main() -> None:
                 styles[q["style"]].append(zero(q["query"]))
             return float(answerable), {s: float(np.mean(v)) for s, v in styles.items()}
 
+        # Where the defaults go wrong, and why: each failing query with its best cosine to any fact
+        # (its relevant facts' best, for answerable ones) and whether the lexical rule matched.
+        def best_cosine(query: str, rows: list[int] | None = None) -> float:
+            sims = index.similarities(vectors[query])
+            return float(sims.max() if rows is None else sims[rows].max())
+
+        def lexical_hits(query: str) -> int:
+            terms = lexical.informative_terms(query)
+            return int((index.term_counts(terms) >= lexical.required_terms(len(terms))).sum()) if terms else 0
+
+        print(f"\nat the defaults, answerable queries with matched_count 0 (best cosine of a relevant fact):")
+        for q, rel in zip(queries, relevant):
+            if services.search.search(profile, q["query"], limit=1).matched_count == 0:
+                rows = [index.row_of_uid[u] for u in rel]
+                print(f"  {best_cosine(q['query'], rows):.2f}  [{q['style']}] {q['query']}")
+        print("unanswerable queries with matched_count > 0 (best cosine of any fact; lexical matches):")
+        for q in offtopic:
+            if services.search.search(profile, q["query"], limit=1).matched_count:
+                print(f"  {best_cosine(q['query']):.2f}  lexical {lexical_hits(q['query'])}  "
+                      f"[{q['style']}] {q['query']}")
+        zero_overlap = []
+        for q in offtopic:
+            if q["style"] == "offtopic":
+                terms = lexical.informative_terms(q["query"])
+                shares = index.term_counts(terms) > 0 if terms else np.zeros(index.size, dtype=bool)
+                sims = index.similarities(vectors[q["query"]])
+                zero_overlap.append(float(sims[~shares].max()))
+        print(f"off-topic queries: highest cosine to a fact sharing none of their words: {max(zero_overlap):.2f}")
+
         print("\nzero-match rate (matched_count 0): want low on answerable, high on unanswerable")
         base_share, base_sim = lexical.LEXICAL_SHARE, settings.min_similarity
         grid = [(base_sim, base_share)]
