@@ -157,8 +157,9 @@ def main() -> None:
                 terms = lexical.informative_terms(q["query"])
                 shares = index.term_counts(terms) > 0 if terms else np.zeros(index.size, dtype=bool)
                 sims = index.similarities(vectors[q["query"]])
-                zero_overlap.append(float(sims[~shares].max()))
-        print(f"off-topic queries: highest cosine to a fact sharing none of their words: {max(zero_overlap):.2f}")
+                zero_overlap.append((float(sims[~shares].max()), q["query"]))
+        top, which = max(zero_overlap)
+        print(f"off-topic queries: highest cosine to a fact sharing none of their words: {top:.2f} ({which})")
 
         print("\nzero-match rate (matched_count 0): want low on answerable, high on unanswerable")
         base_share, base_sim = lexical.LEXICAL_SHARE, settings.min_similarity
