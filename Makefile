@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 TORCH_SPEC  ?= torch==2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench opensearch clean
 
 setup: $(VENV)/.installed
 
@@ -22,6 +22,10 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+# A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
+opensearch: setup
+	$(BIN)/python -m tests.support.opensearch_node run
 
 bench: setup
 	$(BIN)/python bench/summary.py

@@ -1,13 +1,15 @@
 """Fixtures of the OpenSearch mirror tests.
 
 - os_url: an empty cluster per test, run twice: on the osmem-server test double (PyPI osmem-server, one
-  process per session, a clone per test) and on a real OpenSearch (marker `opensearch`), which is
-  OPENSEARCH_URL when set, else a testcontainers OpenSearch when a Docker engine answers, else skipped
-  with the reason. osmem has no knn and no search pipelines: those paths are covered by the
-  request-body tests and by test_real_cluster.py (real cluster only).
-  OPENSEARCH_URL must be a throwaway cluster: the tests delete its memory-* indices and templates.
-  With Docker, one command runs everything: `pytest tests/opensearch` (add `-m opensearch` for the real
-  cluster only); the image is OPENSEARCH_IMAGE, default opensearchproject/opensearch:2.19.6.
+  process per session, a clone per test; no knn, no search pipelines) and on a real OpenSearch (marker
+  `opensearch`), found by the first route that works:
+    1. OPENSEARCH_URL: a cluster you run (throwaway: the tests delete its memory-* indices and templates);
+    2. a local single node built from Maven Central (tests/support/opensearch_node.py; needs a JDK 17 and
+       Maven; TEST_OPENSEARCH=local forces it);
+    3. a testcontainers OpenSearch when a Docker engine answers (TEST_OPENSEARCH=docker forces it; the image
+       is OPENSEARCH_IMAGE, default the local node's version).
+  When none works the tests skip with the reasons -- except under CI (CI set), where that is a failure.
+  All three routes run the same tests.
 - a killable osmem process on a fixed loopback port, for the fault tests (osmem keeps no data on disk:
   a restart is a fresh, empty cluster).
 - mirrored services: build_services with MEMORY_SEARCH=opensearch, MEMORY_EMBEDDER=none, over the
@@ -28,10 +30,10 @@ from osmem_server import OsmemServer
 from service.config import Settings
 from service.container import Services, build_services
 from service.search.opensearch.backend import OpenSearchBackend
-from tests.support import postgres
+from tests.support import opensearch_node, postgres
 
 SYNC_INTERVAL = 60.0  # the worker's first cycle runs at start-up; tests call sync_now() for the rest
-IMAGE = "opensearchproject/opensearch:2.19.6"
+IMAGE = f"opensearchproject/opensearch:{opensearch_node.VERSION}"  # the same version as the local node
 
 
 @pytest.fixture(scope="session")
@@ -45,18 +47,47 @@ def osmem() -> Iterator[OsmemServer]:
 
 @pytest.fixture(scope="session")
 def real_opensearch() -> Iterator[str]:
-    """A real OpenSearch: OPENSEARCH_URL, or a container when Docker is there; otherwise the test skips."""
+    """A real OpenSearch for the session, by the first route that works (see the module docstring)."""
     url = os.environ.get("OPENSEARCH_URL")
     if url:
         yield url.rstrip("/")
         return
+    route = os.environ.get("TEST_OPENSEARCH", "auto")  # auto | local | docker
+    reasons: list[str] = []
+    if route in ("auto", "local"):
+        try:
+            node = opensearch_node.start_node(progress=lambda line: print(f"[opensearch] {line}", flush=True))
+        except opensearch_node.NodeUnavailable as exc:
+            reasons.append(f"local node: {exc}")
+        else:
+            try:
+                yield node.url
+            finally:
+                node.remove()
+            return
+    if route in ("auto", "docker"):
+        try:
+            yield from _container()
+            return
+        except _NoDocker as exc:
+            reasons.append(f"docker: {exc}")
+    message = "real-OpenSearch tests cannot run: " + "; ".join(reasons)
+    if os.environ.get("CI"):  # CI must run them: a skip there would hide the whole scale-out half
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+class _NoDocker(Exception):
+    pass
+
+
+def _container() -> Iterator[str]:
     try:
         import docker
 
         docker.from_env().ping()
     except Exception as exc:
-        pytest.skip(f"real-OpenSearch tests skipped: OPENSEARCH_URL is not set and no Docker engine answers "
-                    f"({type(exc).__name__}); with Docker run: pytest -m opensearch tests/opensearch")
+        raise _NoDocker(f"no Docker engine answers ({type(exc).__name__})") from exc
     from testcontainers.community.opensearch import OpenSearchContainer
 
     container = OpenSearchContainer(image=os.environ.get("OPENSEARCH_IMAGE", IMAGE))

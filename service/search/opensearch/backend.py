@@ -187,6 +187,7 @@ class OpenSearchBackend:
                 if profile_id is not None:
                     self.mirror.backfill(profile_id, profile, facts_index=tpl.alias(tpl.FACTS, profile),
                                          queries_index=tpl.alias(tpl.QUERIES, profile), aliases=True)
+                    self.indices.refresh(tpl.alias(tpl.FACTS, profile))  # searchable before the next search
                 log.info("mirror: created %s", ", ".join(created))
             with self._guard:
                 self._ready.add(profile)

@@ -16,6 +16,9 @@ class IndexMissing(BackendUnavailable):
     """An index or alias the mirror expects is absent (fresh or restarted cluster): it must be (re)built."""
 
 
+POOL_SIZE = 32  # request threads and the sync worker share the client; urllib3's default of 1 serialises them
+
+
 def make_client(settings: Settings) -> OpenSearch:
     """One client per process (it pools connections). No transport retries: the outbox is the retry."""
     assert settings.opensearch_url, "MEMORY_OPENSEARCH_URL is required in opensearch mode"
@@ -24,6 +27,7 @@ def make_client(settings: Settings) -> OpenSearch:
         timeout=settings.opensearch_timeout,
         max_retries=0,
         retry_on_timeout=False,
+        pool_maxsize=POOL_SIZE,
     )
 
 

@@ -108,6 +108,11 @@ class Mirror:
             else:
                 errors.update({i: reason for i in outbox_ids[key]})
         self.canonical.delivered(delivered)
+        if wait and any(key[0] == "fact" and status == 409 for key, (_, status, _) in zip(keys, results)):
+            # A 409 item does not wait for the refresh: the newer copy (e.g. sent by a backfill or the
+            # worker without refresh) must still be searchable when this write returns.
+            with translated("refresh"):
+                self.client.indices.refresh(index=facts_alias)
         if errors:
             log.warning("mirror: %d outbox rows not delivered: %s", len(errors), next(iter(errors.values())))
             self.canonical.failed(errors)
