@@ -18,100 +18,20 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
-from osmem_server import OsmemServer
 
 from service.config import Settings
 from service.container import Services, build_services
 from service.search.opensearch.backend import OpenSearchBackend
-from tests.support import opensearch_node, postgres
+from tests.support import postgres
+from tests.support.clusters import wipe  # noqa: F401 - re-exported for the tests of this folder
 
 SYNC_INTERVAL = 60.0  # the worker's first cycle runs at start-up; tests call sync_now() for the rest
-IMAGE = f"opensearchproject/opensearch:{opensearch_node.VERSION}"  # the same version as the local node
-
-
-@pytest.fixture(scope="session")
-def osmem() -> Iterator[OsmemServer]:
-    server = OsmemServer.start(japanese=False)
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture(scope="session")
-def real_opensearch() -> Iterator[str]:
-    """A real OpenSearch for the session, by the first route that works (see the module docstring)."""
-    url = os.environ.get("OPENSEARCH_URL")
-    if url:
-        yield url.rstrip("/")
-        return
-    route = os.environ.get("TEST_OPENSEARCH", "auto")  # auto | local | docker
-    reasons: list[str] = []
-    if route in ("auto", "local"):
-        try:
-            node = opensearch_node.start_node(progress=lambda line: print(f"[opensearch] {line}", flush=True))
-        except opensearch_node.NodeUnavailable as exc:
-            reasons.append(f"local node: {exc}")
-        else:
-            try:
-                yield node.url
-            finally:
-                node.remove()
-            return
-    if route in ("auto", "docker"):
-        try:
-            yield from _container()
-            return
-        except _NoDocker as exc:
-            reasons.append(f"docker: {exc}")
-    message = "real-OpenSearch tests cannot run: " + "; ".join(reasons)
-    if os.environ.get("CI"):  # CI must run them: a skip there would hide the whole scale-out half
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-class _NoDocker(Exception):
-    pass
-
-
-def _container() -> Iterator[str]:
-    try:
-        import docker
-
-        docker.from_env().ping()
-    except Exception as exc:
-        raise _NoDocker(f"no Docker engine answers ({type(exc).__name__})") from exc
-    from testcontainers.community.opensearch import OpenSearchContainer
-
-    container = OpenSearchContainer(image=os.environ.get("OPENSEARCH_IMAGE", IMAGE))
-    container.with_env("OPENSEARCH_JAVA_OPTS", "-Xms512m -Xmx512m")
-    container.start()
-    try:
-        config = container.get_config()
-        yield f"http://{config['host']}:{config['port']}"
-    finally:
-        container.stop()
-
-
-def wipe(url: str) -> None:
-    """Remove what a previous test left in a real cluster (it is shared by the whole session)."""
-    client = OpenSearch(hosts=[url])
-    try:
-        client.indices.delete(index="memory-*", ignore_unavailable=True, allow_no_indices=True)
-        for name in ("memory-facts", "memory-queries"):
-            client.indices.delete_index_template(name=name, ignore=[404])
-        client.search_pipeline.delete(id="memory-hybrid", ignore=[404])
-    finally:
-        client.close()
-
-
 @pytest.fixture(params=[pytest.param("osmem", marks=pytest.mark.osmem),
                         pytest.param("opensearch", marks=pytest.mark.opensearch)])
 def os_url(request: pytest.FixtureRequest) -> Iterator[str]:

@@ -2,13 +2,16 @@
 canonical store (matched_count null), /readyz says degraded with the lag; after the restart the backlog
 drains and `memory check` is clean.
 
-osmem keeps nothing on disk, so the restarted cluster is EMPTY: what brings the mirror back is the
-backend noticing the missing aliases, recreating the indices and backfilling them from the canonical
-store, plus the outbox rows written during the outage (a real cluster with its data volume would only
-need the outbox part)."""
+Run on two clusters that die differently:
+- osmem keeps nothing on disk, so the restarted cluster is EMPTY: what brings the mirror back is the
+  backend noticing the missing aliases, recreating the indices and backfilling them from the canonical
+  store, plus the outbox rows written during the outage;
+- a real OpenSearch node of this module's own (tests/support/opensearch_node.py), killed with SIGKILL and
+  started again on its data: only the outbox rows written during the outage have to be delivered."""
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,11 +28,9 @@ from service.search.embedded.backend import EmbeddedSearch
 from service.search.opensearch.backend import OpenSearchBackend
 from service.search.opensearch.maintenance import MirrorMaintenance
 from tests.opensearch import corpus
-from tests.opensearch.conftest import mirrored_settings
+from tests.opensearch.conftest import mirrored_settings, wipe
+from tests.support import opensearch_node
 from tests.support.postgres import free_port
-
-pytestmark = pytest.mark.osmem
-
 
 @dataclass
 class Killable:
@@ -52,8 +53,46 @@ class Killable:
         self.server = None
 
 
-@pytest.fixture
-def cluster() -> Iterator[Killable]:
+@dataclass
+class KillableNode:
+    """A real OpenSearch node: SIGKILL, then a start on the same data and port."""
+
+    node: opensearch_node.Node
+
+    @property
+    def url(self) -> str:
+        return self.node.url
+
+    def start(self) -> None:
+        self.node.start()
+
+    def kill(self) -> None:
+        self.node.stop(sig=signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def real_node(real_opensearch: str) -> Iterator[opensearch_node.Node]:
+    """A node of this module's own (the session's real cluster must stay up for the other tests)."""
+    if not opensearch_node.home().joinpath(".complete").exists():
+        pytest.skip("the local OpenSearch node is not built here (the session's cluster came by another route)")
+    node = opensearch_node.Node.create(opensearch_node.home())
+    node.start()
+    try:
+        yield node
+    finally:
+        node.remove()
+
+
+@pytest.fixture(params=[pytest.param("osmem", marks=pytest.mark.osmem),
+                        pytest.param("opensearch", marks=pytest.mark.opensearch)])
+def cluster(request: pytest.FixtureRequest) -> Iterator[Killable | KillableNode]:
+    if request.param == "opensearch":
+        node = request.getfixturevalue("real_node")
+        if not node.running():
+            node.start()
+        wipe(node.url)
+        yield KillableNode(node)
+        return
     killable = Killable(addr=f"127.0.0.1:{free_port()}")
     killable.start()
     try:
@@ -69,7 +108,7 @@ def backend_of(services: Services) -> OpenSearchBackend:
 
 
 def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, database_url: str,
-                                                              cluster: Killable) -> None:
+                                                              cluster: Killable | KillableNode) -> None:
     services = build_services(mirrored_settings(tmp_path, database_url, cluster.url))
     try:
         backend = backend_of(services)
@@ -97,7 +136,7 @@ def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, da
         with pytest.raises(BackendUnavailable):
             backend.sync_now()  # the worker's cycle fails (and backs off) while the cluster is down
 
-        cluster.start()  # a fresh, empty cluster on the same address
+        cluster.start()  # osmem: a fresh, empty cluster on the same address; a real node: its data is back
         backend.sync_now()
         status = backend.status()
         assert status["state"] == "ready" and status["outbox"]["pending"] == 0
@@ -116,7 +155,7 @@ def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, da
         services.close()
 
 
-def test_the_background_worker_drains_after_recovery(tmp_path: Path, cluster: Killable) -> None:
+def test_the_background_worker_drains_after_recovery(tmp_path: Path, cluster: Killable | KillableNode) -> None:
     settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", cluster.url,
                                  opensearch_sync_interval=0.2)
     services = build_services(settings)
@@ -134,6 +173,8 @@ def test_the_background_worker_drains_after_recovery(tmp_path: Path, cluster: Ki
         while backend_of(services).status()["outbox"]["pending"] and time.monotonic() < deadline:
             time.sleep(0.1)
         assert backend_of(services).status()["outbox"]["pending"] == 0
+        # The worker delivers without waiting for a refresh: searchable within the index's refresh interval.
+        backend_of(services).client.indices.refresh(index="memory-facts-alpha")
         found = services.search.search(alpha, "written outage")
         assert found.matched_count == 3 and found.mode == "lexical"
     finally:

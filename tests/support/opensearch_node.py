@@ -198,6 +198,7 @@ class Node:
     """One single-node cluster on loopback: `start()`, `stop()`, and `start()` again on the same data."""
 
     directory: Path
+    distribution: Path = Path()
     port: int = field(default_factory=_free_port)
     transport_port: int = field(default_factory=_free_port)
 
@@ -217,7 +218,7 @@ class Node:
     def create(cls, distribution: Path) -> Node:
         base = cache_dir() / "nodes"
         base.mkdir(parents=True, exist_ok=True)
-        node = cls(directory=Path(tempfile.mkdtemp(prefix="node-", dir=base)))
+        node = cls(directory=Path(tempfile.mkdtemp(prefix="node-", dir=base)), distribution=distribution)
         config = node.directory / "config"
         shutil.copytree(distribution / "config", config)
         (node.directory / "data").mkdir()
@@ -248,10 +249,7 @@ class Node:
         if user is not None:
             for path in [node.directory, *node.directory.rglob("*")]:
                 os.chown(path, user.pw_uid, user.pw_gid)
-        node.distribution = distribution
         return node
-
-    distribution: Path = Path()
 
     def start(self, timeout: float = START_TIMEOUT) -> None:
         """Start the node and wait until the cluster is green; raises NodeUnavailable with the log's tail."""
@@ -274,7 +272,7 @@ class Node:
         while time.monotonic() < deadline:
             if self._green():
                 return
-            if self.pid_file.exists() and not self._alive():
+            if self.pid_file.exists() and not self.running():
                 break
             time.sleep(0.5)
         self.stop()
@@ -294,7 +292,7 @@ class Node:
         except (OSError, ValueError):
             return None
 
-    def _alive(self) -> bool:
+    def running(self) -> bool:
         pid = self.pid()
         if pid is None:
             return False
@@ -306,21 +304,22 @@ class Node:
             return True
         return True
 
-    def stop(self, timeout: float = 60.0) -> None:
-        """SIGTERM by PID, SIGKILL if it lingers; the data stays for a later start()."""
+    def stop(self, timeout: float = 60.0, *, sig: signal.Signals = signal.SIGTERM) -> None:
+        """`sig` (SIGTERM: a clean shutdown) by PID, SIGKILL if it lingers; the data stays for a later start()."""
         pid = self.pid()
         if pid is None:
             return
         try:
-            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, sig)
         except ProcessLookupError:
+            self.pid_file.unlink(missing_ok=True)
             return
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self._alive():
+        while time.monotonic() < deadline and self.running():
             time.sleep(0.2)
-        if self._alive():
+        if self.running():
             os.kill(pid, signal.SIGKILL)
-            while self._alive():
+            while self.running():
                 time.sleep(0.1)
         self.pid_file.unlink(missing_ok=True)
 

@@ -2,7 +2,7 @@
 
 The canonical store stays the truth; this backend keeps a per-profile mirror in OpenSearch and searches
 there. Writes never depend on the cluster: the domain records an outbox row in the write's own transaction,
-`changed()` pushes it at once (refresh=wait_for, so the writer's next search sees it), and a background
+`changed()` pushes it at once (refresh=true, so the writer's next search sees it), and a background
 worker delivers whatever is left. While the cluster is unreachable, searches are answered lexically from
 the canonical store (matched_count null, mode "degraded") and /readyz reports the outbox lag.
 

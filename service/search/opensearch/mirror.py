@@ -47,7 +47,7 @@ class Mirror:
     # --- outbox ------------------------------------------------------------------------------------
 
     def push(self, profile_id: int, profile: str, *, wait: bool) -> Delivery:
-        """Deliver the profile's pending rows. `wait`: refresh=wait_for when facts are in the batch, so the
+        """Deliver the profile's pending rows. `wait`: refresh=true when facts are in the batch, so the
         writer's next search sees its write. Raises BackendUnavailable (IndexMissing: build the index)."""
         total = Delivery()
         while batch := self.canonical.pending(profile_id):
@@ -109,7 +109,7 @@ class Mirror:
                 errors.update({i: reason for i in outbox_ids[key]})
         self.canonical.delivered(delivered)
         if wait and any(key[0] == "fact" and status == 409 for key, (_, status, _) in zip(keys, results)):
-            # A 409 item does not wait for the refresh: the newer copy (e.g. sent by a backfill or the
+            # A 409 item may not be covered by the refresh: the newer copy (e.g. sent by a backfill or the
             # worker without refresh) must still be searchable when this write returns.
             with translated("refresh"):
                 self.client.indices.refresh(index=facts_alias)
@@ -133,8 +133,8 @@ class Mirror:
              ) -> list[tuple[bool, int, str]]:
         """(ok, status, reason) per action, in order. Transport failures raise BackendUnavailable."""
         params: dict[str, Any] = {"require_alias": require_alias}
-        if refresh:
-            params["refresh"] = "wait_for"
+        if refresh:  # "true", not "wait_for": wait_for holds the writer up to the refresh interval (1 s)
+            params["refresh"] = "true"
         out: list[tuple[bool, int, str]] = []
         with translated("bulk"):
             for ok, item in helpers.streaming_bulk(self.client, actions, chunk_size=500, raise_on_error=False,

@@ -99,6 +99,19 @@ def hybrid_search(
     }
 
 
+def hit_scores(uids: Sequence[str], terms: Sequence[str], vector: Sequence[float] | None,
+               min_similarity: float) -> list[dict[str, Any]]:
+    """The raw per-sub-query scores of the given hits (for the query-log detail): the lexical sub-query and
+    the radial k-NN, each restricted to those uids. The pipeline's hybrid_score_explanation cannot give them
+    on 2.19: it drops the sub-queries a hit is missing from and reports radial k-NN as "Score above
+    threshold" (1.0), not the similarity."""
+    only = [{"terms": {"uid": list(uids)}}]
+    bodies = [{"size": len(uids), "_source": ["uid"], "query": lexical_subquery(terms, only)}]
+    if vector is not None:
+        bodies.append({"size": len(uids), "_source": ["uid"], "query": knn_subquery(vector, min_similarity, only)})
+    return bodies
+
+
 def lexical_search(terms: Sequence[str], *, kind: str | None, tags: Sequence[str], depth: int) -> dict[str, Any]:
     """Plain BM25 (no pipeline: a two-weight pipeline cannot serve one sub-query). `depth` hits come back so
     that the scores are min-max normalised over the same list as in the embedded backend."""

@@ -35,6 +35,10 @@ def _total(response: dict[str, Any]) -> int | None:
     return int(total["value"]) if total.get("relation") == "eq" else None
 
 
+def _cosine(score: float | None) -> float | None:
+    return None if score is None else q.score_to_cosine(score)
+
+
 class Searcher:
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder) -> None:
         self.client = client
@@ -65,19 +69,28 @@ class Searcher:
                                depth=s.fusion_depth, min_similarity=s.min_similarity)
         with translated("hybrid search"):
             found = self.client.search(index=index, body=body, params={"search_pipeline": tpl.PIPELINE_ID})
-        inactive, unembedded = self._counts(index, [
+        hits = found["hits"]["hits"]
+        uids = [h["_source"]["uid"] for h in hits]
+        bodies = [
             q.inactive_matches(terms, vector.tolist(), kind=request.kind, tags=request.tags,
                                min_similarity=s.min_similarity),
             q.without_vector(kind=request.kind, tags=request.tags),
-        ])
-        hits = [Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), float(h["_score"]))
-                for h in found["hits"]["hits"]]
+        ]
+        if uids:
+            bodies += q.hit_scores(uids, terms, vector.tolist(), s.min_similarity)
+        answers = self._msearch(index, bodies)
+        inactive, unembedded = _total(answers[0]), _total(answers[1])
+        lexical_raw, vector_raw = ({h["_source"]["uid"]: float(h["_score"]) for h in a["hits"]["hits"]}
+                                   for a in (answers[2:] if uids else [{"hits": {"hits": []}}] * 2))
+        out = [Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), float(h["_score"]),
+                   lexical=lexical_raw.get(h["_source"]["uid"]),
+                   vector=_cosine(vector_raw.get(h["_source"]["uid"]))) for h in hits]
         matched = _total(found)
         if unembedded != 0 or matched is None or inactive is None:
             notes = ["some facts are not embedded yet: matched_count unknown"] if unembedded else \
                 ["OpenSearch reported a lower bound: matched_count unknown"]
-            return SearchHits(None, None, hits, "degraded", notes)
-        return SearchHits(matched, inactive, hits, "hybrid")
+            return SearchHits(None, None, out, "degraded", notes)
+        return SearchHits(matched, inactive, out, "hybrid")
 
     def _lexical(self, request: SearchRequest, terms: list[str], index: str, *, exact: bool,
                  notes: list[str]) -> SearchHits:
@@ -111,17 +124,19 @@ class Searcher:
 
     def _counts(self, index: str, bodies: list[dict[str, Any]]) -> list[int | None]:
         """Exact totals of size-0 searches, in one _msearch round trip."""
+        return [_total(answer) for answer in self._msearch(index, bodies)]
+
+    def _msearch(self, index: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The answers of several searches in one round trip; any failed one fails them all."""
         lines: list[dict[str, Any]] = []
         for body in bodies:
             lines += [{}, body]
-        with translated("count"):
+        with translated("msearch"):
             answer = self.client.msearch(index=index, body=lines)
-        out: list[int | None] = []
         for response in answer["responses"]:
             if "error" in response:
-                raise BackendUnavailable(f"opensearch count: {response['error']}")
-            out.append(_total(response))
-        return out
+                raise BackendUnavailable(f"opensearch msearch: {response['error']}")
+        return list(answer["responses"])
 
     def similar(self, profile: str, uid: str, limit: int, *, vector: np.ndarray | None, title: str,
                 text: str) -> list[Hit]:

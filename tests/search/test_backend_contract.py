@@ -1,0 +1,210 @@
+"""One contract for every search backend: the same tests, run against each backend a deployment can use.
+
+    embedded-lexical   the embedded backend with MEMORY_EMBEDDER=none
+    embedded-hybrid    the embedded backend with vectors (the deterministic FakeEmbedder)
+    osmem-lexical      the OpenSearch mirror on the osmem-server emulator (it has no k-NN, no pipelines:
+                       only the lexical contract runs there)
+    opensearch-lexical the OpenSearch mirror on a real node, MEMORY_EMBEDDER=none
+    opensearch-hybrid  the OpenSearch mirror on a real node with vectors (hybrid query + pipeline)
+
+Every test goes through the service (SearchService, FactService, QueryLog) exactly as the MCP tools do, so
+a behaviour difference between backends fails here instead of hiding. Expectations are written once, from
+README "How search decides what matched"; none is taken from one backend to judge another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.config import Settings
+from service.container import Services, build_services
+from service.domain.profiles import ProfileRef
+from tests.opensearch import corpus
+from tests.opensearch.fakes import FakeEmbedder
+from tests.support.clusters import wipe
+
+MIN_SIMILARITY = 0.5  # with FakeEmbedder's axes: a shared concept word is well above, unrelated text below
+
+BACKENDS = [
+    pytest.param(("embedded", False), id="embedded-lexical"),
+    pytest.param(("embedded", True), id="embedded-hybrid"),
+    pytest.param(("osmem", False), id="osmem-lexical", marks=pytest.mark.osmem),
+    pytest.param(("opensearch", False), id="opensearch-lexical", marks=pytest.mark.opensearch),
+    pytest.param(("opensearch", True), id="opensearch-hybrid", marks=pytest.mark.opensearch),
+]
+
+
+class Backend:
+    """The services under test plus what the tests need to know about them."""
+
+    def __init__(self, services: Services, hybrid: bool, mirrored: bool) -> None:
+        self.services, self.hybrid, self.mirrored = services, hybrid, mirrored
+        self.profile: ProfileRef = services.profiles.create("alpha")
+
+    @property
+    def mode(self) -> str:
+        return "hybrid" if self.hybrid else "lexical"
+
+    def search(self, query: str, **options: object):  # noqa: ANN201 - SearchOutcome
+        return self.services.search.search(self.profile, query, **options)  # type: ignore[arg-type]
+
+    def write(self, title: str, text: str, kind: str = "project", tags: list[str] | None = None) -> str:
+        return self.services.facts.write(self.profile, title=title, text=text, kind=kind, tags=tags or []).fact.uid
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    where, hybrid = request.param
+    values: dict[str, object] = {"data_dir": tmp_path, "database_url": f"sqlite:///{tmp_path / 'memory.db'}",
+                                 "embedder": "minilm" if hybrid else "none", "min_similarity": MIN_SIMILARITY,
+                                 "similar_threshold": 0.9}
+    if where != "embedded":
+        url = request.getfixturevalue("os_url_" + where)
+        values.update(search="opensearch", opensearch_url=url, opensearch_sync_interval=60.0,
+                      opensearch_timeout=5.0)
+    services = build_services(Settings(**values), embedder=FakeEmbedder() if hybrid else None)  # type: ignore[arg-type]
+    try:
+        yield Backend(services, hybrid, mirrored=where != "embedded")
+    finally:
+        services.close()
+
+
+@pytest.fixture
+def os_url_osmem(osmem) -> Iterator[str]:  # noqa: ANN001 - the session's OsmemServer
+    clone = osmem.clone()
+    try:
+        yield clone.url
+    finally:
+        clone.close()
+
+
+@pytest.fixture
+def os_url_opensearch(real_opensearch: str) -> str:
+    wipe(real_opensearch)
+    return real_opensearch
+
+
+# --- what matches ---------------------------------------------------------------------------------------
+
+
+def test_identifiers_stems_and_diacritics_match_lexically(backend: Backend) -> None:
+    uids = corpus.load(backend.services, backend.profile)
+    for query, title in [("JIRA-4412", "JIRA-4412 tracks the migration"), ("cafe naive", "Café naïve résumé"),
+                         ("snake_case_names", "snake_case_names in Python"), ("v1.2.3", "Release v1.2.3 notes"),
+                         ("running deployments", "Deploys run on Kubernetes")]:
+        found = backend.search(query)
+        assert found.mode == backend.mode, query
+        assert uids[title] in [f.fact.uid for f in found.facts], query
+
+
+def test_one_or_two_terms_must_all_occur_more_need_half(backend: Backend) -> None:
+    both = backend.write("Spark tuning", "Executor memory for the nightly Spark jobs.")
+    backend.write("Spark intro", "What Spark is.")
+    if backend.hybrid:  # vectors would also match by meaning: this test is about the words
+        pytest.skip("the lexical rule alone is observable only without vectors")
+    assert [f.fact.uid for f in backend.search("spark executor").facts] == [both]
+    assert backend.search("spark executor memory nightly").matched_count == 1  # 4 terms: 2 needed
+    assert backend.search("spark zebra").matched_count == 0
+
+
+def test_filters_kind_and_every_tag(backend: Backend) -> None:
+    uids = corpus.load(backend.services, backend.profile)
+    found = backend.search("grafana latency", kind="reference")
+    assert [f.fact.uid for f in found.facts] == [uids["Grafana dashboard"]]
+    assert backend.search("grafana latency", kind="decision").matched_count == 0
+    found = backend.search("python", tags=["lang:python", "style"])
+    assert [f.fact.uid for f in found.facts] == [uids["snake_case_names in Python"]]
+    assert all("lang:python" in f.fact.tags for f in backend.search("python", tags=["lang:python"]).facts)
+
+
+def test_retired_and_superseded_facts_are_counted_apart_never_returned(backend: Backend) -> None:
+    uids = corpus.load(backend.services, backend.profile)
+    found = backend.search("jenkins runbook")
+    assert (found.matched_count, found.returned_count, found.facts) == (0, 0, [])
+    assert backend.services.query_log.listing(backend.profile, 1)[0]["inactive_matched"] == 1
+    found = backend.search("nose unittest pytest")
+    returned = [f.fact.uid for f in found.facts]
+    assert uids["Old testing preference"] in returned  # the successor, under its new uid
+    assert all(f.fact.status == "active" for f in found.facts)
+
+
+def test_returned_count_is_min_of_limit_and_matched(backend: Backend) -> None:
+    for i in range(7):
+        backend.write(f"Deploy note {i}", f"Deploy step {i} for the cluster.")
+    found = backend.search("deploy cluster", limit=3)
+    assert found.matched_count == 7 and found.returned_count == 3 and len(found.facts) == 3
+    assert backend.search("deploy cluster", limit=50).returned_count == 7
+
+
+def test_a_query_without_any_known_word_matches_nothing(backend: Backend) -> None:
+    backend.write("Deploy with Argo CD", "Deploys to the cluster.")
+    for query in ("zqxv wpfk", "??? !!!"):
+        found = backend.search(query)
+        assert (found.matched_count, found.returned_count, found.mode) == (0, 0, backend.mode), query
+
+
+# --- ranking and scores ---------------------------------------------------------------------------------
+
+
+def test_scores_are_fused_in_0_1_best_first_with_their_parts(backend: Backend) -> None:
+    corpus.load(backend.services, backend.profile)
+    found = backend.search("deploy kubernetes cluster", limit=8)
+    assert found.facts, "nothing found"
+    scores = [f.score for f in found.facts]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0.0 < s <= 1.0 for s in scores)
+    for f in found.facts:
+        assert f.lexical is not None or f.vector is not None, f.fact.title
+        if f.lexical is not None:
+            assert f.lexical > 0
+        if backend.hybrid:
+            if f.vector is not None:
+                assert MIN_SIMILARITY - 1e-6 <= f.vector <= 1.0 + 1e-6
+        else:
+            assert f.vector is None
+
+
+def test_the_query_log_detail_keeps_every_hit_with_its_scores(backend: Backend) -> None:
+    corpus.load(backend.services, backend.profile)
+    found = backend.search("deploy kubernetes cluster", limit=8)
+    detail = backend.services.query_log.get(backend.profile, found.query_id)
+    assert [r["uid"] for r in detail["results"]] == [f.fact.uid for f in found.facts]
+    for row, hit in zip(detail["results"], found.facts, strict=True):
+        assert row["score"] == pytest.approx(hit.score, abs=1e-6)
+        assert (row["lexical"] is None) == (hit.lexical is None)
+        assert (row["vector"] is None) == (hit.vector is None)
+    assert any(r["lexical"] is not None for r in detail["results"])
+    if backend.hybrid:
+        assert any(r["vector"] is not None for r in detail["results"])
+
+
+def test_a_title_match_ranks_above_a_text_match(backend: Backend) -> None:
+    in_text = backend.write("Cluster notes", "We talk about grafana here only in passing, among many other words.")
+    in_title = backend.write("Grafana", "Dashboards for the cluster.")
+    assert [f.fact.uid for f in backend.search("grafana").facts][:2] == [in_title, in_text]
+
+
+# --- lifecycle as search sees it ------------------------------------------------------------------------
+
+
+def test_every_change_is_visible_to_the_next_search(backend: Backend) -> None:
+    uid = backend.write("Deploy runbook", "Deploy with Argo CD.")
+    assert [f.fact.uid for f in backend.search("deploy runbook").facts] == [uid]
+    new = backend.services.facts.update(backend.profile, uid, text="Deploy with Flux now.").fact.uid
+    assert [f.fact.uid for f in backend.search("deploy runbook").facts] == [new]
+    backend.services.facts.update(backend.profile, new, tags=["infra"])
+    assert [f.fact.uid for f in backend.search("deploy runbook", tags=["infra"]).facts] == [new]
+    backend.services.facts.forget(backend.profile, new, reason="obsolete")
+    found = backend.search("deploy runbook")
+    assert (found.matched_count, found.facts) == (0, [])
+
+
+def test_similar_facts_are_offered_on_write(backend: Backend) -> None:
+    first = backend.write("Grafana latency", "Latency on Grafana")
+    backend.write("Spark jobs", "Spark", kind="user")
+    second = backend.services.facts.write(backend.profile, title="Latency dashboard", text="Grafana shows latency",
+                                          kind="reference", tags=[])
+    assert [f.uid for f in second.similar] == [first]
