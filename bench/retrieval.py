@@ -13,6 +13,10 @@ current thresholds and for a small grid of alternatives.
     python bench/retrieval.py            # current defaults
     python bench/retrieval.py --grid     # also sweep MEMORY_MIN_SIMILARITY and the lexical share
     python bench/retrieval.py --grid --no-readability   # the same without the readability rule
+    python bench/retrieval.py --backend opensearch --opensearch-url URL   # also the same searches on a real
+        OpenSearch (the mirror, hybrid query + pipeline): every query's matched_count beside the embedded
+        backend's, each difference listed, the top-5 overlap and the served metrics there
+        (`make opensearch` starts a node and prints its URL)
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -61,7 +66,13 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="sweep thresholds")
     parser.add_argument("--no-readability", action="store_true",
                         help="read every query by meaning (switch off service/search/readable.py's rule)")
+    parser.add_argument("--backend", choices=["embedded", "opensearch"], default="embedded",
+                        help="opensearch: compare the served searches with the OpenSearch mirror's")
+    parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL"),
+                        help="a throwaway cluster (default $OPENSEARCH_URL): its memory-* indices are replaced")
     args = parser.parse_args()
+    if args.backend == "opensearch" and not args.opensearch_url:
+        parser.error("--backend opensearch needs --opensearch-url (or OPENSEARCH_URL); `make opensearch` starts one")
     facts, queries, offtopic = load("facts.jsonl"), load("queries.jsonl"), load("offtopic.jsonl")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,7 +183,61 @@ def main() -> None:
             others = ", ".join(f"{s} {v:.1%}" for s, v in sorted(styles.items()))
             print(f"  min_similarity={min_sim:.2f} share={share:.2f}: answerable {answerable:.1%} | {others}")
         lexical.LEXICAL_SHARE = base_share
+        object.__setattr__(backend.settings, "min_similarity", base_sim)
+        if args.backend == "opensearch":
+            compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, args.opensearch_url, tmp)
         services.close()
+
+
+def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, url, tmp):  # noqa: ANN001
+    """The same store mirrored into OpenSearch; every query searched on both backends."""
+    from opensearchpy import OpenSearch
+
+    client = OpenSearch(hosts=[url])
+    client.indices.delete(index="memory-*", ignore_unavailable=True, allow_no_indices=True)
+    client.close()
+    settings = Settings(data_dir=Path(tmp) / "os", database_url=f"sqlite:///{tmp}/os.db", embedder="minilm",
+                        search="opensearch", opensearch_url=url)
+    (Path(tmp) / "os").mkdir()
+    mirrored = build_services(settings, embedder=services.embedder)
+    try:
+        there = mirrored.profiles.create("bench")
+        fact_of: dict[str, str] = {}
+        for fact in facts:
+            written = mirrored.facts.write(there, title=fact["title"], text=fact["text"], kind=fact["kind"],
+                                           tags=fact["tags"])
+            fact_of[written.fact.uid] = fact["id"]
+        here_fact = {uid: fid for fid, uid in uid_of.items()}
+        same, overlaps, identical, differences, rankings = 0, [], 0, [], []
+        everything = [(q["query"], "answerable") for q in queries] + [(q["query"], q["style"]) for q in offtopic]
+        for query, style in everything:
+            local = services.search.search(profile, query, limit=10)
+            remote = mirrored.search.search(there, query, limit=10)
+            if remote.mode != "hybrid":
+                raise SystemExit(f"OpenSearch answered {remote.mode!r} for {query!r}: is the node healthy?")
+            same += local.matched_count == remote.matched_count
+            if local.matched_count != remote.matched_count:
+                differences.append((style, query, local.matched_count, remote.matched_count))
+            top_here = [here_fact[f.fact.uid] for f in local.facts[:5]]
+            top_there = [fact_of[f.fact.uid] for f in remote.facts[:5]]
+            if top_here:
+                overlaps.append(len(set(top_here) & set(top_there)) / len(top_here))
+            identical += top_here == top_there
+            if style == "answerable":
+                rankings.append([fact_of[f.fact.uid] for f in remote.facts])
+        print(f"\nOpenSearch ({url}) beside the embedded backend, same facts, same vectors, limit 10:")
+        print(f"  matched_count equal on {same}/{len(everything)} queries "
+              f"({len(queries)} answerable + {len(offtopic)} unanswerable)")
+        for style, query, here, there_count in differences:
+            print(f"    differs: embedded {here} vs opensearch {there_count}  [{style}] {query}")
+        print(f"  top-5 overlap (share of the embedded top 5 also in OpenSearch's): mean {np.mean(overlaps):.3f}, "
+              f"min {min(overlaps):.2f}; identical top-5 order on {identical}/{len(everything)}")
+        relevant = [set(q["relevant"]) for q in queries]
+        m = metrics(rankings, relevant)
+        print(f"  {'hybrid (served), OS':<22}" + "".join(f"{m[k]:>11.3f}" for k in ("recall@1", "recall@5",
+                                                                                   "recall@10", "MRR", "nDCG@10")))
+    finally:
+        mirrored.close()
 
 
 if __name__ == "__main__":

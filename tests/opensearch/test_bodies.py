@@ -27,7 +27,7 @@ def canon(body: object) -> str:
 # --- templates and pipeline ------------------------------------------------------------------------
 
 
-def test_the_files_are_complete_and_the_stop_list_is_the_lexical_one() -> None:
+def test_the_files_are_complete_and_the_analyzer_drops_no_stop_words() -> None:
     for name, pattern in ((tpl.FACTS, "memory-facts-*"), (tpl.QUERIES, "memory-queries-*")):
         body = tpl.load(name)
         assert body["index_patterns"] == [pattern]
@@ -39,13 +39,10 @@ def test_the_files_are_complete_and_the_stop_list_is_the_lexical_one() -> None:
         assert analysis == {
             "char_filter": {"memory_separators": {"type": "pattern_replace", "pattern": "[^\\p{L}\\p{N}]+",
                                                   "replacement": " "}},
-            "filter": {"memory_stop": {"type": "stop", "ignore_case": False, "stopwords": sorted(lexical.STOP_WORDS)}},
             "analyzer": {"memory_text": {"type": "custom", "char_filter": ["memory_separators"],
                                          "tokenizer": "whitespace",
-                                         "filter": ["lowercase", "asciifolding", "memory_stop", "porter_stem"]}},
+                                         "filter": ["lowercase", "asciifolding", "porter_stem"]}},
         }
-    assert set(tpl.load(tpl.FACTS)["template"]["settings"]["analysis"]["filter"]["memory_stop"]["stopwords"]) \
-        == lexical.STOP_WORDS
 
 
 def test_facts_template_rendered() -> None:
@@ -53,7 +50,7 @@ def test_facts_template_rendered() -> None:
     template = body["template"]
     assert template["settings"]["index"] == {"number_of_shards": 3, "number_of_replicas": 1,
                                              "refresh_interval": "1s", "knn": True}
-    assert template["mappings"]["_meta"] == {"template_version": 1, "entity": "fact",
+    assert template["mappings"]["_meta"] == {"template_version": 2, "entity": "fact",
                                              "embedder": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384}
     assert template["mappings"]["properties"] == {
         "uid": {"type": "keyword"},
@@ -133,8 +130,10 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
                     "should": [{"match": {"title": {"query": "deploy pipeline reach gke cluster"}}}],
                     "filter": filters,
                 }},
-                {"knn": {"embedding": {"vector": [0.5, -0.25], "min_score": 0.675,
-                                       "filter": {"bool": {"filter": filters}}}}},
+                {"script_score": {"query": {"bool": {"filter": filters}}, "min_score": 0.675,
+                                  "script": {"source": "knn_score", "lang": "knn",
+                                             "params": {"field": "embedding", "query_value": [0.5, -0.25],
+                                                        "space_type": "cosinesimil"}}}},
             ],
         }},
     })
@@ -168,8 +167,10 @@ def test_count_bodies() -> None:
             "filter": [INACTIVE, {"term": {"tags": "testing"}}],
             "should": [
                 {"match": {"search_text": {"query": "pytest", "operator": "or", "minimum_should_match": 1}}},
-                {"knn": {"embedding": {"vector": [1.0, 0.0], "min_score": 0.75,
-                                       "filter": {"bool": {"filter": [INACTIVE, {"term": {"tags": "testing"}}]}}}}},
+                {"script_score": {"query": {"bool": {"filter": [INACTIVE, {"term": {"tags": "testing"}}]}}, "min_score": 0.75,
+                                  "script": {"source": "knn_score", "lang": "knn",
+                                             "params": {"field": "embedding", "query_value": [1.0, 0.0],
+                                                        "space_type": "cosinesimil"}}}},
             ],
             "minimum_should_match": 1,
         }},
@@ -191,8 +192,10 @@ def test_similar_bodies_and_score_conversion() -> None:
     not_self = [ACTIVE, {"bool": {"must_not": [{"term": {"uid": "f_1"}}]}}]
     assert q.similar_by_vector([0.6, 0.8], uid="f_1", limit=3, threshold=0.75) == {
         "size": 3, "_source": ["uid", "fact_id"],
-        "query": {"knn": {"embedding": {"vector": [0.6, 0.8], "min_score": 0.875,
-                                        "filter": {"bool": {"filter": not_self}}}}},
+        "query": {"script_score": {"query": {"bool": {"filter": not_self}}, "min_score": 0.875,
+                                  "script": {"source": "knn_score", "lang": "knn",
+                                             "params": {"field": "embedding", "query_value": [0.6, 0.8],
+                                                        "space_type": "cosinesimil"}}}},
     }
     assert q.similar_by_text(["pytest", "fixtures"], uid="f_1", limit=3)["query"] == {
         "bool": {"must": [q.lexical_match(["pytest", "fixtures"])], "filter": not_self}}

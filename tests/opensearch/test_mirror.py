@@ -47,7 +47,7 @@ def test_templates_and_an_alias_per_profile(os_services: Services, os_client: Op
                 f"{entity}-{profile}.v1": {"aliases": {f"{entity}-{profile}": {"is_write_index": True}}}}
     mapping = os_client.indices.get_mapping(index="memory-facts-alpha")["memory-facts-alpha.v1"]["mappings"]
     assert mapping["dynamic"] == "strict"
-    assert mapping["_meta"] == {"template_version": 1, "entity": "fact", "embedder": "none", "dimension": 384}
+    assert mapping["_meta"] == {"template_version": tpl.TEMPLATE_VERSION, "entity": "fact", "embedder": "none", "dimension": 384}
     assert mapping["properties"]["embedding"]["dimension"] == 384
 
 

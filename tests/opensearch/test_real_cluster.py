@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
+from service.config import Settings
 from service.container import Services, build_services
 from service.domain.ports import SearchRequest
 from service.search.embedded.backend import EmbeddedSearch
@@ -96,3 +97,44 @@ def test_similar_by_vector_uses_the_threshold(hybrid: Services) -> None:
     second = hybrid.facts.write(alpha, title="Latency dashboard", text="Grafana shows latency", kind="reference",
                                 tags=[])
     assert [f.uid for f in second.similar] == [first.uid]
+
+
+@pytest.mark.model
+def test_the_labelled_set_matches_the_same_facts_on_both_backends(tmp_path: Path, real_opensearch: str) -> None:
+    """bench/data/retrieval with the real all-MiniLM-L6-v2: for every query (answerable, near-miss, off-topic,
+    nonsense) OpenSearch matches exactly the facts the embedded backend matches. The ranking may differ a
+    little (Lucene's BM25 is not FTS5's); bench/retrieval.py --backend opensearch prints by how much."""
+    import json
+
+    from service.embedding.minilm import MiniLMEmbedder
+
+    data = Path(__file__).resolve().parents[2] / "bench" / "data" / "retrieval"
+    facts = [json.loads(line) for line in (data / "facts.jsonl").read_text().splitlines() if line.strip()]
+    queries = [json.loads(line)["query"] for name in ("queries.jsonl", "offtopic.jsonl")
+               for line in (data / name).read_text().splitlines() if line.strip()]
+    wipe(real_opensearch)
+    embedder = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path / "models"))
+    embedder.embed_documents(["load the model before the first write"])
+    (tmp_path / "os").mkdir()
+    local = build_services(Settings(data_dir=tmp_path, embedder="minilm"), embedder=embedder)
+    mirrored = build_services(mirrored_settings(tmp_path / "os", f"sqlite:///{tmp_path}/os.db", real_opensearch,
+                                                embedder="minilm"), embedder=embedder)
+    try:
+        here, there = local.profiles.create("bench"), mirrored.profiles.create("bench")
+        ids: dict[str, str] = {}
+        for fact in facts:
+            for services, profile in ((local, here), (mirrored, there)):
+                uid = services.facts.write(profile, title=fact["title"], text=fact["text"], kind=fact["kind"],
+                                           tags=fact["tags"]).fact.uid
+                ids[uid] = fact["id"]
+        differences = []
+        for query in queries:
+            a, b = local.search.search(here, query, limit=50), mirrored.search.search(there, query, limit=50)
+            assert a.mode == b.mode == "hybrid", query
+            matched_a, matched_b = {ids[f.fact.uid] for f in a.facts}, {ids[f.fact.uid] for f in b.facts}
+            if a.matched_count != b.matched_count or (a.matched_count <= 50 and matched_a != matched_b):
+                differences.append((query, a.matched_count, b.matched_count, sorted(matched_a ^ matched_b)))
+        assert differences == []
+    finally:
+        local.close()
+        mirrored.close()

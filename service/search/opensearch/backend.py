@@ -64,6 +64,7 @@ class OpenSearchBackend:
         self._ready: set[str] = set()  # profiles whose two aliases are known to exist
         self._locks: defaultdict[str, threading.RLock] = defaultdict(threading.RLock)
         self._guard = threading.Lock()
+        self._cycling = threading.Lock()  # one sync cycle at a time (the worker's, `memory check`'s, a test's)
         self.worker = SyncWorker(self._cycle, settings.opensearch_sync_interval)
         if start_worker:
             self.worker.start()
@@ -209,6 +210,10 @@ class OpenSearchBackend:
     def _cycle(self) -> None:
         """Install templates, make sure every profile has its indices (new profiles, a restarted cluster),
         deliver every pending outbox row, and embed facts still lacking a vector."""
+        with self._cycling:  # two at once would both embed the same unembedded facts and enqueue them twice
+            self._cycle_once()
+
+    def _cycle_once(self) -> None:
         try:
             if not self._installed:
                 self.install()

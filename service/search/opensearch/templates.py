@@ -2,9 +2,9 @@
 bodies), rendered for this deployment, and the names of the per-profile aliases and versioned indices.
 
 Rendering changes only what depends on configuration: shards/replicas, the vector dimension and embedder
-recorded in the mapping's _meta, the pipeline weights, and the stop list, which is always written from
-service.search.lexical.STOP_WORDS (the JSON carries the same list; a test keeps them equal), so both
-backends drop exactly the same words.
+recorded in the mapping's _meta and the pipeline weights. The analyzer drops no stop words: as in the
+embedded backend, stop words leave the QUERY (service.search.lexical.informative_terms, before the terms
+are sent), never the indexed text -- "owns" stems to "own", which a fact saying "their own repo" contains.
 
 Names: alias `memory-facts-<profile>` -> index `memory-facts-<profile>.v<N>`. The version separator is a dot
 because profile names cannot contain one (with `-v<N>` the alias of profile `a-v2` would be the name of
@@ -21,7 +21,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from service.search.lexical import STOP_WORDS
 
 def _template_dir() -> Path:
     """index_templates/ of the source tree (editable installs, Docker), else the copy a wheel installs
@@ -33,7 +32,7 @@ def _template_dir() -> Path:
 
 FACTS, QUERIES = "memory-facts", "memory-queries"
 TEMPLATE_DIR = _template_dir()
-TEMPLATE_VERSION = 1  # bump when a mapping or analyzer changes; `memory reindex` rolls indices forward
+TEMPLATE_VERSION = 2  # v2: no stop filter in the analyzer. Bump when a mapping or analyzer changes; `memory reindex` rolls indices forward
 PIPELINE_ID = "memory-hybrid"
 PIPELINE_FILE = "memory-hybrid-pipeline"
 DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2; used for the (unused) vector field when MEMORY_EMBEDDER=none
@@ -52,7 +51,6 @@ def _settings(body: dict[str, Any], shards: int, replicas: int) -> None:
     index = body["template"]["settings"]["index"]
     index["number_of_shards"] = shards
     index["number_of_replicas"] = replicas
-    body["template"]["settings"]["analysis"]["filter"]["memory_stop"]["stopwords"] = sorted(STOP_WORDS)
 
 
 def render_facts(*, shards: int, replicas: int, dimension: int, embedder: str) -> dict[str, Any]:
