@@ -66,28 +66,31 @@ def read_weights(model_dir: Path) -> dict[str, np.ndarray]:
 
 
 def build_model(model_dir: Path, metadata: dict[str, str] | None = None) -> Any:
-    """The checked onnx.ModelProto of the encoder in `model_dir` (config.json + model.safetensors)."""
+    """The onnx.ModelProto of the encoder in `model_dir` (config.json + model.safetensors).
+
+    Not run through onnx.checker here (0.2 s of a ~1 s first start): the tests do that, and every graph's
+    vectors are checked before use (service/embedding/onnx_minilm.py).
+    """
     import onnx
 
-    graph = _GraphBuilder(BertConfig.read(model_dir), read_weights(model_dir)).build()
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)],
-                                   producer_name="memory-service bert_graph")
-    model.ir_version = 8  # readable by every onnxruntime since 1.10
+    model = onnx.ModelProto(ir_version=8, producer_name="memory-service bert_graph")  # IR 8: onnxruntime >= 1.10
+    model.opset_import.add(domain="", version=OPSET)
+    _GraphBuilder(BertConfig.read(model_dir), read_weights(model_dir), model.graph).build()  # built in place
     for key, value in (metadata or {}).items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
-    onnx.checker.check_model(model)
     return model
 
 
 class _GraphBuilder:
     """Collects nodes and initializers; one method per block of BertModel."""
 
-    def __init__(self, config: BertConfig, weights: dict[str, np.ndarray]) -> None:
+    def __init__(self, config: BertConfig, weights: dict[str, np.ndarray], graph: Any) -> None:
         self.config = config
         self.weights = weights
+        self.graph = graph  # the model's own GraphProto: initializers go straight in, no copy of the weights
+        self.graph.name = "bert_encoder"
         self.nodes: list[Any] = []
-        self.initializers: list[Any] = []
         self._count = 0
         self._shared: dict[str, str] = {}
 
@@ -98,10 +101,14 @@ class _GraphBuilder:
         return f"{hint}_{self._count}"
 
     def const(self, hint: str, array: np.ndarray) -> str:
-        from onnx import numpy_helper
+        from onnx import helper
 
         name = self._name(hint)
-        self.initializers.append(numpy_helper.from_array(np.array(array, order="C"), name))  # keeps 0-D scalars 0-D
+        tensor = self.graph.initializer.add()
+        tensor.name = name
+        tensor.data_type = helper.np_dtype_to_tensor_dtype(array.dtype)
+        tensor.dims.extend(array.shape)
+        tensor.raw_data = np.asarray(array, dtype=array.dtype.newbyteorder("<")).tobytes(order="C")
         return name
 
     def small(self, hint: str, value: Any, dtype: Any) -> str:
@@ -134,7 +141,7 @@ class _GraphBuilder:
 
     # -- the model -----------------------------------------------------------------------------
 
-    def build(self) -> Any:
+    def build(self) -> None:
         from onnx import TensorProto, helper
 
         hidden = self.embeddings()
@@ -142,9 +149,10 @@ class _GraphBuilder:
         for i in range(self.config.layers):
             hidden = self.encoder_layer(hidden, mask, f"encoder.layer.{i}")
         self.nodes.append(helper.make_node("Identity", [hidden], [OUTPUT], name=OUTPUT))
-        inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in INPUTS]
-        output = helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", "seq", self.config.hidden])
-        return helper.make_graph(self.nodes, "bert_encoder", inputs, [output], self.initializers)
+        self.graph.node.extend(self.nodes)
+        self.graph.input.extend(helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in INPUTS)
+        self.graph.output.append(
+            helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", "seq", self.config.hidden]))
 
     def embeddings(self) -> str:
         words = self.op("Gather", [self.weight("embeddings.word_embeddings.weight"), "input_ids"], axis=0)

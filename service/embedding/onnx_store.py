@@ -151,7 +151,7 @@ def _build_into(path: Path, model_dir: Path, threads: int, key: str) -> OnnxMini
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        encoder = _checked(OnnxMiniLM(tmp, model_dir, threads), key, model_dir)
+        encoder = _checked(OnnxMiniLM(data, model_dir, threads), key, model_dir)  # the bytes just written
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)

@@ -236,6 +236,17 @@ def test_unwritable_data_dir_builds_in_memory(tmp_path: Path, onnx_embedder: Min
     np.testing.assert_allclose(vector, onnx_embedder.embed_query("in memory"), atol=1e-7)
 
 
+def test_the_built_graph_passes_the_onnx_checker(good_file: Path) -> None:
+    import onnx
+
+    model = onnx.load(str(good_file))
+    onnx.checker.check_model(model, full_check=True)  # full_check: shape inference over the whole graph
+    assert [i.name for i in model.graph.input] == list(bert_graph.INPUTS)
+    assert [o.name for o in model.graph.output] == [bert_graph.OUTPUT]
+    assert {op.op_type for op in model.graph.node} >= {"LayerNormalization", "Erf", "Softmax", "MatMul"}
+    assert model.opset_import[0].version == bert_graph.OPSET
+
+
 def test_unsupported_config_is_refused_before_building(tmp_path: Path) -> None:
     model_dir = bundled_model_dir()
     config = json.loads((model_dir / "config.json").read_text())
