@@ -86,3 +86,22 @@ def test_vocabulary_is_whole_words_only() -> None:
     assert "dashboard" in vocabulary and "dashboards" not in vocabulary  # README: few plurals
     assert not any(w.startswith("##") or w.startswith("[") for w in vocabulary)
     assert 20_000 < len(vocabulary) < 30_522
+
+
+def test_without_the_weights_the_service_still_runs(no_package: None, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from service.api.app import create_app
+
+    with TestClient(create_app(Settings(data_dir=tmp_path), preload_embedder=True)) as client:
+        services = client.app.state.services  # type: ignore[attr-defined]
+        alpha = services.profiles.create("alpha")
+        written = services.facts.write(alpha, title="Deploys", text="Deploys go through Argo CD.", kind="project",
+                                       tags=[])
+        found = services.search.search(alpha, "argo deploys")  # the load failed: no waiting, lexical
+        assert found.mode == "degraded" and found.matched_count is None
+        assert [f.fact.uid for f in found.facts] == [written.fact.uid]
+        ready = client.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["ready"] is False
+        assert COMMAND in ready.json()["reason"] and COMMAND in ready.json()["checks"]["embedder"]["error"]
+        assert client.get("/healthz").json() == {"status": "ok"}
