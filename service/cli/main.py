@@ -34,14 +34,18 @@ def serve(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the service (REST, MCP at /mcp/{profile}, health checks)."""
-    import uvicorn
-
-    from service.api.app import create_app
+    from service.container import build_embedder
 
     with failures(as_json):
         overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
         settings = Settings(**overrides)  # type: ignore[arg-type]
-        application = create_app(settings, preload_embedder=True)
+        embedder = build_embedder(settings)
+        embedder.start()  # first: the model loads in the background while the web stack imports and starts
+        import uvicorn
+
+        from service.api.app import create_app
+
+        application = create_app(settings, embedder=embedder, preload_embedder=True)
         if as_json:
             typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))
         else:

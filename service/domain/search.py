@@ -36,12 +36,15 @@ class SearchService:
         backend: SearchBackend,
         query_log: QueryLog,
         gate: EmbedGate | None = None,
+        *,
+        embedder_wait_s: float = 0.0,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.backend = backend
         self.query_log = query_log
         self.gate = gate or EmbedGate(embedder)
+        self.embedder_wait_s = embedder_wait_s  # how long a search waits for a model still loading
         # One thread: the model serialises encodes anyway. A search's backend runs its lexical pass
         # while the query is embedded here (both release the GIL), then waits for the vector.
         self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
@@ -84,7 +87,7 @@ class SearchService:
 
         request = SearchRequest(
             profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
-            pending_vector=self._embed_in_background(query) if self.gate.usable() else None,
+            pending_vector=self._embed_in_background(query) if self.gate.usable(self.embedder_wait_s) else None,
         )
         found = self.backend.search(request)
         with self.db.read() as session:

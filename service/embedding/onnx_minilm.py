@@ -1,72 +1,56 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime: tokenizer.json + one exported transformer graph + numpy pooling.
+"""all-MiniLM-L6-v2 on ONNX Runtime: tokenizer.json + the BERT graph + numpy pooling.
 
 Reproduces what sentence-transformers computes for this model (Transformer -> mean Pooling ->
-Normalize) without torch: word pieces from the package's tokenizer.json truncated to
-sentence_bert_config.json's max_seq_length (256), `last_hidden_state` from ONNX Runtime, mean over
-the attention mask, L2 normalisation, float32.
+Normalize) without torch: word pieces from tokenizer.json truncated to sentence_bert_config.json's
+max_seq_length (256), `last_hidden_state` from ONNX Runtime, mean over the attention mask, L2
+normalisation, float32.
 
-Every exported file carries, in its ONNX metadata, the key of the weights it came from and the
-torch vectors of CHECK_TEXTS computed at export time. `open_checked` refuses a file whose key is not
-the expected one or whose vectors differ from those by TOLERANCE or more, so a foreign, stale or
-damaged file is never used silently. Importing this module imports neither torch nor onnxruntime.
+Every graph is checked before use against vectors that sentence-transformers computed on torch and that
+ship with the service (data/minilm_check.json, written by tests/embedding/make_reference_vectors.py):
+a graph that differs by TOLERANCE or more (a damaged file, a builder bug, other weights) is refused,
+so stored vectors stay comparable. Importing this module imports neither torch nor onnxruntime.
 """
 
 from __future__ import annotations
 
-import base64
 import json
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from service.embedding.model_files import max_seq_length
+
 DIM = 384
 BATCH_SIZE = 32
-DEFAULT_MAX_SEQ_LENGTH = 256
-TOLERANCE = 1e-4  # max abs difference allowed between ONNX and torch vectors
-
+TOLERANCE = 1e-4  # refuse above this; the tests hold the default graph to 1e-5 (it is ~2e-7 in practice)
 META_SOURCE_KEY = "memory.source_key"
-META_CHECK_VECTORS = "memory.check_vectors"  # base64 of float32 little-endian, CHECK_TEXTS x DIM
-
-# Fixed sentences checked at export (against torch) and at every load (against the stored vectors),
-# batched and one by one, so a graph that only works for one padding layout is caught. The last one
-# is longer than 256 word pieces, so truncation is part of the export check; loads skip it (a full
-# 256-token pass costs more than the rest of the check together).
-CHECK_TEXTS: tuple[str, ...] = (
-    "a",
-    "The user prefers pytest with plain asserts over unittest classes.",
-    "Déployer via Argo CD — naïve café, 東京, emoji 🚀",
-    "Invoices are stored in PostgreSQL 16 on billing-db-1; backups run nightly at 02:00 UTC.",
-    " ".join(f"token{i}" for i in range(300)),
-)
+CHECK_FILE = Path(__file__).with_name("data") / "minilm_check.json"
 
 
 class OnnxRefused(Exception):
-    """This ONNX file must not be used (unreadable, from other weights, or wrong vectors)."""
+    """This ONNX graph must not be used (unreadable, from other weights, or wrong vectors)."""
 
 
-def max_seq_length(model_dir: Path) -> int:
-    """sentence-transformers' max_seq_length for the model (256 for all-MiniLM-L6-v2)."""
-    try:
-        config = json.loads((model_dir / "sentence_bert_config.json").read_text(encoding="utf-8"))
-        return int(config["max_seq_length"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return DEFAULT_MAX_SEQ_LENGTH
-
-
-def encode_vectors(vectors: np.ndarray) -> str:
-    return base64.b64encode(np.ascontiguousarray(vectors, dtype="<f4").tobytes()).decode("ascii")
-
-
-def decode_vectors(text: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text), dtype="<f4").reshape(-1, DIM).astype(np.float32)
+@lru_cache(maxsize=1)
+def check_set() -> tuple[tuple[str, ...], np.ndarray]:
+    """The shipped check texts and their torch vectors."""
+    data = json.loads(CHECK_FILE.read_text(encoding="utf-8"))
+    texts = tuple(item["text"] for item in data["items"])
+    vectors = np.array([item["vector"] for item in data["items"]], dtype=np.float32)
+    return texts, vectors
 
 
 class OnnxMiniLM:
-    """A loaded ONNX session plus tokenizer; `encode` gives L2-normalised float32 rows."""
+    """A loaded ONNX session plus tokenizer; `encode` gives L2-normalised float32 rows.
+
+    `graph` is a path to an .onnx file or the serialized model itself (bytes).
+    """
 
     runtime = "onnx"
+    origin = ""  # set by onnx_store: "cache", "built", or "built in memory (...)"
 
-    def __init__(self, onnx_file: Path, model_dir: Path, threads: int) -> None:
+    def __init__(self, graph: Path | bytes, model_dir: Path, threads: int) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -82,8 +66,9 @@ class OnnxMiniLM:
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3  # errors only
+        source = graph if isinstance(graph, bytes) else str(graph)
         try:
-            self._session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             raise OnnxRefused(f"onnxruntime cannot load it: {type(exc).__name__}: {_one_line(exc)}") from exc
         names = {i.name for i in self._session.get_inputs()}
@@ -117,39 +102,28 @@ class OnnxMiniLM:
             out[rows] = pooled / np.clip(norms, 1e-12, None)
         return out
 
-    def check(self, expected_key: str, reference: np.ndarray | None = None, *, quick: bool = False) -> float:
-        """Max abs difference from the reference vectors; raises OnnxRefused when it is not usable.
+    def check(self, expected_key: str | None, *, quick: bool = False) -> float:
+        """Max abs difference from the shipped torch vectors; raises OnnxRefused when it is not usable.
 
-        `reference` defaults to the torch vectors stored in the file at export time; `quick` leaves
-        out the long text.
+        `expected_key` (when given) must equal the graph's source key. The short texts are embedded
+        batched and one by one, so a graph that only works for one padding layout is caught; the last,
+        longest one (past the 256-token truncation) is embedded on its own (in a batch it would pad the
+        others to 256), unless `quick` leaves it out: its pass costs more than the rest of the check.
         """
-        meta = self.metadata()
-        key = meta.get(META_SOURCE_KEY)
-        if key != expected_key:
-            raise OnnxRefused(f"it was exported from other weights (key {key!r}, expected {expected_key!r})")
-        if reference is None:
-            try:
-                reference = decode_vectors(meta[META_CHECK_VECTORS])
-            except (KeyError, ValueError) as exc:
-                raise OnnxRefused("its check vectors are missing or unreadable") from exc
-        if reference.shape != (len(CHECK_TEXTS), DIM):
-            raise OnnxRefused(f"its check vectors have shape {reference.shape}")
-        count = len(CHECK_TEXTS) - 1 if quick else len(CHECK_TEXTS)
-        texts, reference = list(CHECK_TEXTS[:count]), reference[:count]
-        batched = self.encode(texts)
-        single = np.vstack([self.encode([t]) for t in texts])
-        diff = float(max(np.abs(batched - reference).max(), np.abs(single - reference).max()))
+        if expected_key is not None:
+            key = self.metadata().get(META_SOURCE_KEY)
+            if key != expected_key:
+                raise OnnxRefused(f"it was built from other weights (key {key!r}, expected {expected_key!r})")
+        texts, reference = check_set()
+        short = list(texts[:-1])
+        single = short if quick else list(texts)
+        diff = max(float(np.abs(self.encode(short) - reference[: len(short)]).max()),
+                   float(np.abs(np.vstack([self.encode([t]) for t in single]) - reference[: len(single)]).max()))
         if not diff < TOLERANCE:  # also catches NaN
-            raise OnnxRefused(f"its vectors differ from torch's by {diff:.2e} (limit {TOLERANCE:.0e})")
+            raise OnnxRefused(f"its vectors differ from sentence-transformers' by {diff:.2e} "
+                              f"(limit {TOLERANCE:.0e})")
         return diff
-
-
-def open_checked(onnx_file: Path, model_dir: Path, threads: int, expected_key: str) -> OnnxMiniLM:
-    encoder = OnnxMiniLM(onnx_file, model_dir, threads)
-    encoder.check(expected_key, quick=True)
-    return encoder
 
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
-

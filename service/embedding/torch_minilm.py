@@ -1,7 +1,12 @@
-"""all-MiniLM-L6-v2 on torch with sentence-transformers: the ONNX exporter's reference and the fallback."""
+"""all-MiniLM-L6-v2 on torch with sentence-transformers (MEMORY_EMBEDDER_RUNTIME=torch, the `[torch]` extra).
+
+Not used by default: the ONNX runtime gives the same vectors without torch. It stays as the reference the
+committed test vectors were made with, and for whoever prefers torch.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +17,16 @@ from service.domain.ports import EmbeddingUnavailable
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
 BATCH_SIZE = 32
+EXTRA = "pip install 'memory-service[torch]'"
+
+# Set before sentence_transformers/transformers/huggingface_hub are imported, which read them once.
+_OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 class TorchMiniLM:
@@ -24,10 +39,19 @@ class TorchMiniLM:
 
     @classmethod
     def load(cls, model_dir: Path, threads: int) -> TorchMiniLM:
-        """Load and warm up the model; the caller has set the offline environment variables."""
-        import torch
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
+        """Load and warm up the model, offline. Raises EmbeddingUnavailable when torch is not installed."""
+        if not (model_dir / "modules.json").is_file():
+            raise EmbeddingUnavailable(f"cannot load {MODEL_ID}: no sentence-transformers model in {model_dir}")
+        os.environ.update(_OFFLINE_ENV)
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:
+            raise EmbeddingUnavailable(
+                f"MEMORY_EMBEDDER_RUNTIME=torch needs torch and sentence-transformers ({exc.name} is missing): "
+                f"{EXTRA}"
+            ) from exc
 
         hf_logging.disable_progress_bar()
         # Process-wide: applies to threads that first use torch after this point (all embed calls).

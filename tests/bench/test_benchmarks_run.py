@@ -30,3 +30,11 @@ def test_search_latency_runs(client: str) -> None:
 def test_retrieval_runs() -> None:
     out = run("bench/retrieval.py")
     assert "hybrid (served)" in out and "zero-match rate" in out
+
+
+@pytest.mark.model
+def test_embedder_bench_runs() -> None:
+    out = run("bench/embedder.py", "--queries", "5", "--docs", "8", "--threads", "1")
+    assert "first start (build)" in out and "warm start (cached)" in out and "build in memory" in out
+    assert "vs sentence-transformers fixture: max |diff|" in out
+    assert "fresh data dir (graph built)" in out and "ready after" in out

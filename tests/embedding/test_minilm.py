@@ -1,12 +1,11 @@
 """The real all-MiniLM-L6-v2, loaded once for this module from the bundled package, offline.
 
-With onnxruntime installed the default runtime is ONNX: the session fixture exports the model into a
-temporary data dir shared with test_onnx_minilm.py (so the export also runs with the network blocked).
+The default runtime is ONNX: the session fixture builds the graph into a temporary data dir shared with
+test_onnx_store.py (so the build also runs with the network blocked).
 """
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 import time
@@ -33,7 +32,7 @@ def _no_network(*args: Any, **kwargs: Any) -> Any:
 
 
 def shared_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The data dir (and so the ONNX export) shared by the model tests of this session."""
+    """The data dir (and so the built ONNX graph) shared by the model tests of this session."""
     path = tmp_path_factory.getbasetemp() / "minilm-data"
     path.mkdir(exist_ok=True)
     return path
@@ -65,7 +64,6 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         "before": before,
         "during": during,
         "start_returned_after": start_returned_after,
-        "env": {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")},
     }
 
 
@@ -87,7 +85,6 @@ def test_start_loads_in_background_without_network(loaded: dict[str, Any]) -> No
     assert loaded["during"] in ("loading", "ready")
     assert loaded["start_returned_after"] < 1.0  # start() must not block on the load
     assert emb.ready(), emb.status()  # NetworkAttempted would have made the load fail
-    assert loaded["env"] == {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 @pytest.mark.model
@@ -96,7 +93,7 @@ def test_status_fields(embedder: MiniLMEmbedder) -> None:
     assert status["embedder"] == "minilm" and status["state"] == "ready"
     assert status["model"] == MODEL_ID == embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
     assert status["dim"] == 384 and status["error"] is None
-    assert status["runtime"] == "onnx" and "runtime_fallback" not in status  # onnxruntime is a dependency
+    assert status["runtime"] == "onnx" and status["graph"] in ("built", "cache")  # the default runtime
     embedder.start()  # a second start is a no-op
     assert embedder.status()["state"] == "ready"
 
@@ -198,10 +195,10 @@ def test_concurrent_first_calls_share_one_load(embedder: MiniLMEmbedder, loaded:
 
 def test_broken_model_folder_raises_clearly(tmp_path: Path) -> None:
     broken = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path), model_dir=tmp_path)
-    with pytest.raises(EmbeddingUnavailable, match="no sentence-transformers model in"):
+    with pytest.raises(EmbeddingUnavailable, match="MiniLM files missing in"):
         broken.embed_query("x")
     status = broken.status()
-    assert status["state"] == "error" and "no sentence-transformers model" in status["error"]
+    assert status["state"] == "error" and "config.json, model.safetensors" in status["error"]
     assert not broken.ready()
     with pytest.raises(EmbeddingUnavailable):  # remembered, not retried
         broken.embed_documents(["x"])

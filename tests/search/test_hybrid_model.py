@@ -113,8 +113,10 @@ def test_vectors_are_stored_with_their_model(hybrid) -> None:
     assert vector.dtype == np.float32 and vector.shape == (384,)
 
 
-def test_a_search_before_the_model_is_loaded_is_degraded_not_wrong(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, embedder="minilm")
+def test_a_search_that_does_not_wait_for_the_model_is_degraded_not_wrong(tmp_path: Path) -> None:
+    """MEMORY_EMBEDDER_WAIT=0: a search during the load runs at once, lexically (tests/domain/test_embed_gate.py
+    and tests/mcp/test_fresh_start.py cover the default, where it waits)."""
+    settings = Settings(data_dir=tmp_path, embedder="minilm", embedder_wait=0)
     services = build_services(settings, embedder=MiniLMEmbedder(settings))  # not loaded yet
     try:
         profile = services.profiles.create("alpha")

@@ -1,0 +1,200 @@
+"""The ONNX graph of a BERT encoder (all-MiniLM-L6-v2), built from config.json + model.safetensors without torch.
+
+Why this way: the graph is small and fixed (embeddings, N identical encoder layers), so writing it with
+`onnx.helper` from the published weights takes ~60 lines and a fraction of a second, where exporting it
+needs torch + transformers (~6 GB installed, 8-13 s per export). The weights are read with the
+`safetensors` package's numpy API (a ~1 MB wheel) rather than by parsing the header by hand.
+
+The graph maps (input_ids, attention_mask, token_type_ids), int64 [batch, seq], to last_hidden_state,
+float32 [batch, seq, hidden], exactly as Hugging Face's BertModel computes it in eval mode: embeddings
+(word + absolute position + token type) -> LayerNorm, then per layer self-attention with the padding
+mask added to the scores -> dense -> residual -> LayerNorm -> dense -> GELU (erf) -> dense -> residual ->
+LayerNorm. Pooling and normalisation stay in numpy (service/embedding/onnx_minilm.py). The pooler head is
+not part of last_hidden_state and is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+OPSET = 17  # LayerNormalization is an ONNX operator from opset 17 on
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUT = "last_hidden_state"
+MASKED = -10000.0  # added to the attention scores of padding; exp() of it is exactly 0 in float32
+
+
+class UnsupportedModel(ValueError):
+    """config.json describes something this builder does not build (not a plain BERT encoder)."""
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    layers: int
+    hidden: int
+    heads: int
+    intermediate: int
+    eps: float
+    max_positions: int
+
+    @classmethod
+    def read(cls, model_dir: Path) -> BertConfig:
+        raw = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+        wanted = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
+        for key, value in wanted.items():
+            if raw.get(key, value) != value:
+                raise UnsupportedModel(f"config.json: {key} is {raw.get(key)!r}, this builder needs {value!r}")
+        config = cls(layers=int(raw["num_hidden_layers"]), hidden=int(raw["hidden_size"]),
+                     heads=int(raw["num_attention_heads"]), intermediate=int(raw["intermediate_size"]),
+                     eps=float(raw["layer_norm_eps"]), max_positions=int(raw["max_position_embeddings"]))
+        if config.hidden % config.heads:
+            raise UnsupportedModel(f"config.json: hidden_size {config.hidden} is not a multiple of the heads")
+        return config
+
+
+def read_weights(model_dir: Path) -> dict[str, np.ndarray]:
+    """The float32 tensors of model.safetensors, keyed without any "bert." prefix."""
+    from safetensors.numpy import load_file
+
+    weights = load_file(str(model_dir / "model.safetensors"))
+    return {name.removeprefix("bert."): array for name, array in weights.items()}
+
+
+def build_model(model_dir: Path, metadata: dict[str, str] | None = None) -> Any:
+    """The onnx.ModelProto of the encoder in `model_dir` (config.json + model.safetensors).
+
+    Not run through onnx.checker here (0.2 s of a ~1 s first start): the tests do that, and every graph's
+    vectors are checked before use (service/embedding/onnx_minilm.py).
+    """
+    import onnx
+
+    model = onnx.ModelProto(ir_version=8, producer_name="memory-service bert_graph")  # IR 8: onnxruntime >= 1.10
+    model.opset_import.add(domain="", version=OPSET)
+    _GraphBuilder(BertConfig.read(model_dir), read_weights(model_dir), model.graph).build()  # built in place
+    for key, value in (metadata or {}).items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    return model
+
+
+class _GraphBuilder:
+    """Collects nodes and initializers; one method per block of BertModel."""
+
+    def __init__(self, config: BertConfig, weights: dict[str, np.ndarray], graph: Any) -> None:
+        self.config = config
+        self.weights = weights
+        self.graph = graph  # the model's own GraphProto: initializers go straight in, no copy of the weights
+        self.graph.name = "bert_encoder"
+        self.nodes: list[Any] = []
+        self._count = 0
+        self._shared: dict[str, str] = {}
+
+    # -- small helpers -------------------------------------------------------------------------
+
+    def _name(self, hint: str) -> str:
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def const(self, hint: str, array: np.ndarray) -> str:
+        from onnx import helper
+
+        name = self._name(hint)
+        tensor = self.graph.initializer.add()
+        tensor.name = name
+        tensor.data_type = helper.np_dtype_to_tensor_dtype(array.dtype)
+        tensor.dims.extend(array.shape)
+        tensor.raw_data = np.asarray(array, dtype=array.dtype.newbyteorder("<")).tobytes(order="C")
+        return name
+
+    def small(self, hint: str, value: Any, dtype: Any) -> str:
+        """A small constant, one initializer however often it is used."""
+        if hint not in self._shared:
+            self._shared[hint] = self.const(hint, np.array(value, dtype))
+        return self._shared[hint]
+
+    def weight(self, key: str) -> str:
+        if key not in self.weights:
+            raise UnsupportedModel(f"model.safetensors has no tensor {key!r}")
+        return self.const(key, self.weights[key].astype(np.float32))
+
+    def op(self, op_type: str, inputs: list[str], hint: str | None = None, **attrs: Any) -> str:
+        from onnx import helper
+
+        out = self._name(hint or op_type.lower())
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        return out
+
+    def linear(self, x: str, prefix: str) -> str:
+        """x @ W.T + b, with W stored transposed (torch's Linear keeps it [out, in])."""
+        w = self.weights[f"{prefix}.weight"].astype(np.float32).T
+        return self.op("Add", [self.op("MatMul", [x, self.const(f"{prefix}.weight_t", w)]),
+                               self.weight(f"{prefix}.bias")])
+
+    def layer_norm(self, x: str, prefix: str) -> str:
+        return self.op("LayerNormalization", [x, self.weight(f"{prefix}.weight"), self.weight(f"{prefix}.bias")],
+                       axis=-1, epsilon=self.config.eps)
+
+    # -- the model -----------------------------------------------------------------------------
+
+    def build(self) -> None:
+        from onnx import TensorProto, helper
+
+        hidden = self.embeddings()
+        mask = self.attention_bias()
+        for i in range(self.config.layers):
+            hidden = self.encoder_layer(hidden, mask, f"encoder.layer.{i}")
+        self.nodes.append(helper.make_node("Identity", [hidden], [OUTPUT], name=OUTPUT))
+        self.graph.node.extend(self.nodes)
+        self.graph.input.extend(helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in INPUTS)
+        self.graph.output.append(
+            helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", "seq", self.config.hidden]))
+
+    def embeddings(self) -> str:
+        words = self.op("Gather", [self.weight("embeddings.word_embeddings.weight"), "input_ids"], axis=0)
+        types = self.op("Gather", [self.weight("embeddings.token_type_embeddings.weight"), "token_type_ids"], axis=0)
+        # Positions 0..seq-1: the first `seq` rows of the table, seq taken from the input's shape.
+        seq = self.op("Gather", [self.op("Shape", ["input_ids"]), self.small("one", 1, np.int64)], axis=0)
+        positions = self.op("Slice", [self.weight("embeddings.position_embeddings.weight"),
+                                      self.small("zero", [0], np.int64),
+                                      self.op("Unsqueeze", [seq, self.small("axis0", [0], np.int64)])])
+        summed = self.op("Add", [self.op("Add", [words, types]), positions])
+        return self.layer_norm(summed, "embeddings.LayerNorm")
+
+    def attention_bias(self) -> str:
+        """[batch, 1, 1, seq]: 0 where attention_mask is 1, MASKED where it is 0 (padding)."""
+        mask = self.op("Cast", ["attention_mask"], to=1)  # FLOAT
+        inverted = self.op("Sub", [self.small("one_f", 1.0, np.float32), mask])
+        bias = self.op("Mul", [inverted, self.small("masked", MASKED, np.float32)])
+        return self.op("Unsqueeze", [bias, self.small("axes12", [1, 2], np.int64)])
+
+    def heads(self, x: str) -> str:
+        """[batch, seq, hidden] -> [batch, heads, seq, head_dim]."""
+        shape = self.small("heads_shape", [0, 0, self.config.heads, self.config.hidden // self.config.heads], np.int64)
+        return self.op("Transpose", [self.op("Reshape", [x, shape])], perm=[0, 2, 1, 3])
+
+    def encoder_layer(self, x: str, mask: str, prefix: str) -> str:
+        att = f"{prefix}.attention"
+        q = self.heads(self.linear(x, f"{att}.self.query"))
+        k = self.heads(self.linear(x, f"{att}.self.key"))
+        v = self.heads(self.linear(x, f"{att}.self.value"))
+        scale = self.small("scale", 1.0 / math.sqrt(self.config.hidden // self.config.heads), np.float32)
+        scores = self.op("Mul", [self.op("MatMul", [q, self.op("Transpose", [k], perm=[0, 1, 3, 2])]), scale])
+        probs = self.op("Softmax", [self.op("Add", [scores, mask])], axis=-1)
+        context = self.op("Transpose", [self.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+        context = self.op("Reshape", [context, self.small("merge_shape", [0, 0, self.config.hidden], np.int64)])
+        attended = self.layer_norm(self.op("Add", [self.linear(context, f"{att}.output.dense"), x]),
+                                   f"{att}.output.LayerNorm")
+        inner = self.gelu(self.linear(attended, f"{prefix}.intermediate.dense"))
+        return self.layer_norm(self.op("Add", [self.linear(inner, f"{prefix}.output.dense"), attended]),
+                               f"{prefix}.output.LayerNorm")
+
+    def gelu(self, x: str) -> str:
+        """0.5 * x * (1 + erf(x / sqrt(2))), BERT's exact GELU."""
+        erf = self.op("Erf", [self.op("Div", [x, self.small("sqrt2", math.sqrt(2.0), np.float32)])])
+        plus = self.op("Add", [erf, self.small("one_f", 1.0, np.float32)])
+        return self.op("Mul", [self.op("Mul", [x, plus]), self.small("half", 0.5, np.float32)])
