@@ -19,6 +19,7 @@ from service.cli.output import console, emit, failures
 from service.config import Settings
 from service.container import build_database, build_embedder
 from service.domain import portability
+from service.domain.outbox import Outbox
 from service.domain.ports import Embedder
 from service.domain.profiles import ProfileService
 from service.domain.vectors import VectorMaintenance
@@ -115,7 +116,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def export(profile: str, as_json: JsonOpt = False) -> None:
-        """Print every fact of a profile (all statuses, revisions) as one JSON document."""
+        """Print a whole profile as one JSON document: every fact (all statuses, revisions) and the query log."""
         with failures(as_json):
             db = build_database(Settings())
             ref = ProfileService(db).get(profile)
@@ -123,13 +124,14 @@ def register(app: typer.Typer) -> None:
 
     @app.command(name="import")
     def import_(profile: str, file: Path, as_json: JsonOpt = False) -> None:
-        """Load facts exported by `memory export` into a profile (uids kept; already present ones skipped)."""
+        """Load a profile exported by `memory export` (facts and query log; uids kept, rows already there skipped)."""
         with failures(as_json):
             settings = Settings()
             db = build_database(settings)
             ref = ProfileService(db).get(profile)
             document = portability.read_document(file)
-            result: dict[str, Any] = dict(portability.import_profile(db, ref, document))
+            outbox = Outbox(enabled=settings.search == "opensearch")
+            result: dict[str, Any] = dict(portability.import_profile(db, ref, document, outbox))
             if settings.search == "opensearch":
                 with _mirror(settings, db, build_embedder(settings)) as mirror:
                     assert mirror is not None
@@ -138,4 +140,7 @@ def register(app: typer.Typer) -> None:
                     except BackendUnavailable as exc:  # the import stands; the mirror catches up later
                         result["mirror"] = f"not updated ({exc.message}); run: memory reindex {profile}"
             emit(as_json, {"profile": profile, **result},
-                 lambda: console.print(f"imported {result['imported']} facts, skipped {result['skipped']}"))
+                 lambda: console.print(f"imported {result['imported']} facts (skipped {result['skipped']}), "
+                                       f"{result['queries_imported']} query-log rows "
+                                       f"(skipped {result['queries_skipped']}, "
+                                       f"renumbered {result['queries_renumbered']})"))

@@ -1,4 +1,12 @@
-"""Export and import of a profile's facts (every status, revisions, supersession links, timestamps)."""
+"""Export and import of a whole profile: its facts (every status, revisions, supersession links, timestamps)
+and its query log (every search with what it handed back), so a team can move from the embedded store to
+PostgreSQL + OpenSearch and every REST answer stays the same.
+
+Format memory-export/2 adds `queries` to /1 (facts only), which is still read. Query-log ids are kept when
+they are free in the destination (moving a store profile by profile never collides: ids are unique across
+the source's profiles); a row whose id is taken by another row is imported under a new id and counted in
+`queries_renumbered`. A row already there (same id, profile, query and time) is skipped, so an import can
+be run again."""
 
 from __future__ import annotations
 
@@ -7,18 +15,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from service import clock
 from service.domain import validation
 from service.domain.models import FactStatus
+from service.domain.outbox import Outbox
 from service.domain.profiles import ProfileRef
 from service.errors import Conflict, InvalidInput
 from service.store import repository as repo
 from service.store.engine import Database
-from service.store.tables import FactRevision, FactRow
+from service.store.tables import FactRevision, FactRow, QueryLogResult, QueryLogRow, QueryLogTag
 
-FORMAT = "memory-export/1"
+FORMAT = "memory-export/2"
+READABLE = ("memory-export/1", FORMAT)
 
 
 def export_profile(db: Database, profile: ProfileRef) -> dict[str, Any]:
@@ -30,8 +40,19 @@ def export_profile(db: Database, profile: ProfileRef) -> dict[str, Any]:
             item = repo.to_fact(row).to_dict()
             item["revisions"] = [r.to_dict() for r in repo.revisions_of(session, row.id)]
             facts.append(item)
+        queries = []
+        for qrow in session.exec(select(QueryLogRow).where(QueryLogRow.profile_id == profile.id)
+                                 .order_by(col(QueryLogRow.id))):
+            stored = session.get(QueryLogResult, qrow.id)
+            queries.append({
+                "id": qrow.id, "query": qrow.query, "tags": list(qrow.tags or []), "kind": qrow.kind,
+                "limit": qrow.limit, "matched_count": qrow.matched_count, "returned_count": qrow.returned_count,
+                "inactive_matched": qrow.inactive_matched, "top_uid": qrow.top_uid, "mode": qrow.mode,
+                "latency_ms": qrow.latency_ms, "created_at": clock.isoformat(qrow.created_at),
+                "results": list(stored.results) if stored is not None else [],
+            })
     return {"format": FORMAT, "profile": profile.name, "exported_at": clock.isoformat(clock.utcnow()),
-            "facts": facts}
+            "facts": facts, "queries": queries}
 
 
 def read_document(path: Path) -> dict[str, Any]:
@@ -39,10 +60,10 @@ def read_document(path: Path) -> dict[str, Any]:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from exc
-    if not isinstance(document, dict) or document.get("format") != FORMAT or not isinstance(
+    if not isinstance(document, dict) or document.get("format") not in READABLE or not isinstance(
         document.get("facts"), list
-    ):
-        raise InvalidInput(f"{path} is not a `memory export` document ({FORMAT})")
+    ) or not isinstance(document.get("queries", []), list):
+        raise InvalidInput(f"{path} is not a `memory export` document ({' or '.join(READABLE)})")
     return document
 
 
@@ -56,9 +77,12 @@ def _ts(value: Any, field: str) -> datetime:
     return parsed
 
 
-def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any]) -> dict[str, int]:
-    """All-or-nothing: every fact is validated first; uids already in this profile are skipped."""
+def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any],
+                   outbox: Outbox | None = None) -> dict[str, int]:
+    """All-or-nothing, in one transaction: uids already in this profile are skipped, and so are query-log rows
+    already there. `outbox`: what was imported is queued for the search mirror like any new row."""
     imported = skipped = 0
+    outbox = outbox or Outbox(enabled=False)
     with db.write() as session:
         seq = repo.lock_profile(session, profile.id)
         for item in document["facts"]:
@@ -85,6 +109,7 @@ def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any]) 
             session.add(row)
             session.flush()
             repo.sync_fact_tags(session, row)
+            outbox.fact_changed(session, row)
             assert row.id is not None
             for rev in item.get("revisions") or []:
                 session.add(FactRevision(
@@ -94,4 +119,54 @@ def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any]) 
                     valid_to=_ts(rev["valid_to"], "valid_to"),
                 ))
             imported += 1
-    return {"imported": imported, "skipped": skipped}
+        queries = _import_queries(session, profile, document.get("queries") or [], outbox)
+    return {"imported": imported, "skipped": skipped, **queries}
+
+
+def _import_queries(session: Session, profile: ProfileRef, items: list[Any], outbox: Outbox) -> dict[str, int]:
+    imported = skipped = renumbered = 0
+    for item in items:
+        if not isinstance(item, dict):
+            raise InvalidInput("a query-log row is not an object")
+        created = _ts(item.get("created_at"), "queries.created_at")
+        wanted = item.get("id")
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 < wanted < 2**63:
+            raise InvalidInput(f"query-log row id must be a positive integer, not {wanted!r}")
+        existing = session.get(QueryLogRow, wanted)
+        if existing is not None and existing.profile_id == profile.id and existing.query == item.get("query") \
+                and clock.isoformat(existing.created_at) == clock.isoformat(created):
+            skipped += 1
+            continue
+        matched, inactive = _count(item, "matched_count", optional=True), _count(item, "inactive_matched",
+                                                                                  optional=True)
+        row = QueryLogRow(
+            id=None if existing is not None else wanted, profile_id=profile.id,
+            query=validation.query(str(item.get("query", ""))), tags=validation.tags(item.get("tags") or []),
+            kind=validation.kind(item["kind"]) if item.get("kind") else None,
+            limit=_count(item, "limit"), matched_count=matched, returned_count=_count(item, "returned_count"),
+            inactive_matched=inactive, top_uid=item.get("top_uid"), mode=str(item.get("mode", "")),
+            latency_ms=float(item.get("latency_ms", 0.0)), created_at=created, day=clock.day_of(created),
+        )
+        session.add(row)
+        session.flush()
+        assert row.id is not None
+        renumbered += existing is not None
+        results = item.get("results") or []
+        if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+            raise InvalidInput(f"query-log row {wanted}: results must be a list of objects")
+        session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results))
+        for tag in row.tags:
+            session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=row.day))
+        outbox.query_logged(session, row)
+        imported += 1
+    repo.advance_id_sequence(session, QueryLogRow)
+    return {"queries_imported": imported, "queries_skipped": skipped, "queries_renumbered": renumbered}
+
+
+def _count(item: dict[str, Any], field: str, *, optional: bool = False) -> Any:
+    value = item.get(field)
+    if value is None and optional:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidInput(f"query-log row {item.get('id')!r}: {field} must be a non-negative integer")
+    return value

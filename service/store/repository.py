@@ -7,7 +7,7 @@ from datetime import datetime
 
 import numpy as np
 import sqlalchemy as sa
-from sqlmodel import Session, col, select
+from sqlmodel import Session, SQLModel, col, select
 
 from service.domain.models import Fact, Revision
 from service.store.tables import FactRevision, FactRow, FactTag, FactVector, Profile, Token
@@ -212,3 +212,13 @@ def decode_vector(vec: FactVector) -> np.ndarray:
 def vector_models(session: Session) -> dict[str, int]:
     rows = session.execute(sa.select(FactVector.model, sa.func.count()).group_by(FactVector.model)).all()
     return {str(m): int(n) for m, n in rows}
+
+
+def advance_id_sequence(session: Session, table: type[SQLModel]) -> None:
+    """After rows were inserted with explicit ids: PostgreSQL's id sequence moves past the largest id (SQLite
+    picks max(rowid) + 1 by itself)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    name = table.__tablename__  # type: ignore[attr-defined]
+    session.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
+                            f"GREATEST((SELECT MAX(id) FROM {name}), 1))"))
