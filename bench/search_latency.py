@@ -29,6 +29,9 @@ never asserted.
     python bench/search_latency.py                          # sizes 1000,10000, MiniLM, 200 queries
     python bench/search_latency.py --sizes 100000           # several minutes of seeding (embedding)
     python bench/search_latency.py --embedder none --sizes 1000,10000,100000
+    python bench/search_latency.py --search opensearch --opensearch-url URL   # the same calls with the
+        OpenSearch mirror serving memory_search (the seeded store is backfilled into it at start-up;
+        its memory-* indices are replaced; `make opensearch` starts a node and prints its URL)
 """
 
 from __future__ import annotations
@@ -544,7 +547,9 @@ def served(data_dir: Path, args: argparse.Namespace) -> Iterator[tuple[str, int]
     embedder is loaded and the search index is warm, so the timings are those of a running service."""
     port = free_port()
     env = {**os.environ, "MEMORY_DATA_DIR": str(data_dir), "MEMORY_EMBEDDER": args.embedder,
-           "MEMORY_TORCH_THREADS": str(args.threads), "MEMORY_PORT": str(port)}
+           "MEMORY_TORCH_THREADS": str(args.threads), "MEMORY_PORT": str(port), "MEMORY_SEARCH": args.search}
+    if args.search == "opensearch":
+        env["MEMORY_OPENSEARCH_URL"] = args.opensearch_url
     proc = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base_url = f"http://127.0.0.1:{port}"
@@ -556,7 +561,10 @@ def served(data_dir: Path, args: argparse.Namespace) -> Iterator[tuple[str, int]
             try:
                 ready = httpx.get(f"{base_url}/readyz", timeout=2).json()
                 checks = ready["checks"]
-                if checks["embedder"]["state"] in ("ready", "disabled") and checks["search"].get("profiles_loaded"):
+                search = checks["search"]
+                warm = search.get("profiles_loaded") if args.search == "embedded" else (
+                    search.get("state") == "ready" and search.get("profiles_ready"))  # indices built and backfilled
+                if checks["embedder"]["state"] in ("ready", "disabled") and warm:
                     break
             except (httpx.HTTPError, KeyError, ValueError):
                 pass
@@ -568,7 +576,7 @@ def served(data_dir: Path, args: argparse.Namespace) -> Iterator[tuple[str, int]
 
 
 def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
-    console.rule(f"[bold]{n:,} facts, embedder={args.embedder}")
+    console.rule(f"[bold]{n:,} facts, search={args.search}, embedder={args.embedder}")
     result: dict[str, Any] = {"n": n}
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
         settings = Settings(data_dir=Path(tmp), embedder=args.embedder, torch_threads=args.threads)
@@ -589,6 +597,12 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             queries = make_queries(maker, args.queries, args.seed)
             writer = FactMaker(args.seed + 999_999)
             writes = [writer.make() for _ in range(args.writes)]
+            if args.search == "opensearch":
+                from opensearchpy import OpenSearch
+
+                client = OpenSearch(hosts=[args.opensearch_url])
+                client.indices.delete(index="memory-*", ignore_unavailable=True, allow_no_indices=True)
+                client.close()
             if args.server == "thread":
                 app = create_app(services=services)
                 logging.getLogger().setLevel(logging.WARNING)  # the MCP SDK sets INFO (one line per request)
@@ -605,7 +619,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             result["indexed"] = status.get("facts_indexed")
             console.print(f"  first search {mcp['first_search_s'] * 1000:.0f} ms (index build), "
                           f"{len(queries)} searches, {args.repeated} repeated, {args.writes} writes done")
-            result["split"] = split(services, profile, queries)
+            # The in-process split times the embedded backend's own steps; OpenSearch's run in the cluster.
+            result["split"] = split(services, profile, queries) if args.search == "embedded" else {}
             result["rss_end"] = rss()
         finally:
             services.close()
@@ -634,6 +649,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
                           f"{s['mean']:.1f}", f"{s['max']:.1f}", verdict)
     console.print(table)
 
+    if not any(r["split"] for r in results):
+        console.print("(no server-side split: it times the embedded backend's steps; OpenSearch runs them in the cluster)")
     table = Table(title="server-side split, in-process over the same distinct queries (ms)")
     table.add_column("facts", justify="right")
     table.add_column("part")
@@ -644,7 +661,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
         for part, samples in r["split"].items():
             s = stats_ms(samples)
             table.add_row(f"{r['n']:,}", part, f"{s['p50']:.2f}", f"{s['p95']:.2f}", f"{s['mean']:.2f}")
-    console.print(table)
+    if any(r["split"] for r in results):
+        console.print(table)
 
     table = Table(title="warm-up, memory, seeding")
     for col in ("facts", "model load s", "seed embed s", "seed insert s", "first search ms", "search after writes ms",
@@ -681,10 +699,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="run `memory serve` as its own process (default, as deployed) or in a thread here")
     parser.add_argument("--client", choices=("sdk", "raw"), default="sdk",
                         help="the MCP SDK's own client (default), or plain JSON-RPC POSTs (the server's share)")
+    parser.add_argument("--search", choices=("embedded", "opensearch"), default="embedded",
+                        help="the search backend of the served process (default embedded)")
+    parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL"),
+                        help="with --search opensearch: a throwaway cluster (default $OPENSEARCH_URL)")
     args = parser.parse_args(argv)
+    if args.search == "opensearch" and (args.server != "process" or not args.opensearch_url):
+        parser.error("--search opensearch needs --opensearch-url (or OPENSEARCH_URL) and --server process")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     load = os.getloadavg()
-    console.print(f"search latency benchmark: sizes {sizes}, embedder {args.embedder}, {args.queries} queries, "
+    console.print(f"search latency benchmark: sizes {sizes}, search {args.search}, embedder {args.embedder}, "
+                  f"{args.queries} queries, "
                   f"{os.cpu_count()} CPUs, load average {load[0]:.2f} (other work on the machine skews timings)")
     results = [run_size(n, args) for n in sizes]
     report(results, args)
