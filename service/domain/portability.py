@@ -130,7 +130,7 @@ def _import_queries(session: Session, profile: ProfileRef, items: list[Any], out
             raise InvalidInput("a query-log row is not an object")
         created = _ts(item.get("created_at"), "queries.created_at")
         wanted = item.get("id")
-        if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 < wanted < 2**63:
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 < wanted <= validation.MAX_ROW_ID:
             raise InvalidInput(f"query-log row id must be a positive integer, not {wanted!r}")
         existing = session.get(QueryLogRow, wanted)
         if existing is not None and existing.profile_id == profile.id and existing.query == item.get("query") \

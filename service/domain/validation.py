@@ -14,8 +14,12 @@ TAGS_MAX = 20
 TAG_MAX = 64
 QUERY_MAX = 1000
 REASON_MAX = 500
-TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:/-]*$")
+TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]*$")  # after trimming and lower-casing: c#, c++, f#
+# What a client may send (before normalising): the input schema states this, never anything stricter.
+TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9._:/+#-]*\s*$"
 
+
+MAX_ROW_ID = 2**31 - 1  # row ids are INTEGER columns: the largest PostgreSQL stores (SQLite would take more)
 
 def profile_name(name: str) -> str:
     if not isinstance(name, str) or not PROFILE_NAME.match(name):
@@ -64,7 +68,7 @@ def tags(values: Iterable[str] | None) -> list[str]:
         tag = raw.strip().lower()
         if not 1 <= len(tag) <= TAG_MAX or not TAG_PATTERN.match(tag):
             raise InvalidInput(
-                f"invalid tag {raw!r}: 1-{TAG_MAX} characters of a-z 0-9 . _ : / - starting with a letter or digit",
+                f"invalid tag {raw!r}: 1-{TAG_MAX} characters of a-z 0-9 . _ : / + # - starting with a letter or digit",
                 param="tags",
             )
         if tag not in result:

@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, WithJsonSchema
 
 from service.container import Services
+from service.domain import validation
 from service.domain.models import KINDS, Fact
 from service.domain.profiles import ProfileRef
 from service.errors import MemoryServiceError
@@ -40,7 +41,8 @@ OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1
 OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
 Tags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": 20,
-    "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[a-z0-9][a-z0-9._:/-]*$"}})]
+    "items": {"type": "string", "minLength": 1, "pattern": validation.TAG_INPUT_PATTERN,
+              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}})]
 FilterTags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": 20, "description": "Only facts carrying all of these tags.",
     "items": {"type": "string", "minLength": 1, "maxLength": 64}})]

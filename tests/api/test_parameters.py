@@ -62,3 +62,21 @@ def test_openapi_documents_400_and_401_and_no_422(client: TestClient) -> None:
     for path in ("/api/{profile}/queries/summary", "/api/{profile}/stats", "/api/{profile}/queries/{query_id}",
                  "/api/{profile}/facts", "/api/{profile}/facts/{uid}", "/api/profiles"):
         assert "401" in schema["paths"][path]["get"]["responses"], path
+
+
+@pytest.mark.parametrize("value", ["9223372036854775808", "99999999999999999999999", "0", "-1"])
+def test_query_ids_past_the_database_range_are_400(client: TestClient, alpha: ProfileAccess, value: str) -> None:
+    response = client.get(f"/api/alpha/queries/{value}", headers=alpha.headers)
+    assert response.status_code == 400 and response.json()["error"]["param"] == "query_id"
+    assert client.get("/api/alpha/queries/2147483647", headers=alpha.headers).status_code == 404
+    assert client.get("/api/alpha/queries/2147483648", headers=alpha.headers).status_code == 400
+
+
+@pytest.mark.parametrize("decoded", ["f:9223372036854775808", "f:2147483648", "f:0", "f:١٢", "x:1"])
+def test_cursors_that_decode_past_the_database_range_are_400(client: TestClient, alpha: ProfileAccess,
+                                                            decoded: str) -> None:
+    import base64
+
+    cursor = base64.urlsafe_b64encode(decoded.encode()).decode().rstrip("=")
+    response = client.get(f"/api/alpha/facts?cursor={cursor}", headers=alpha.headers)
+    assert response.status_code == 400 and response.json()["error"]["param"] == "cursor"

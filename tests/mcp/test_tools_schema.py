@@ -50,3 +50,30 @@ async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAcce
     assert set(tools["memory_search"].output_schema["properties"]) >= {
         "query", "matched_count", "returned_count", "facts"
     }
+
+
+async def test_tags_with_plus_and_hash_and_a_schema_no_stricter_than_the_server(base_url: str,
+                                                                              alpha: ProfileAccess) -> None:
+    """CONTRACT: `c#`, `c++`, `f#` are tags; the input schema accepts what the server takes before normalising
+    (upper case, surrounding spaces) and refuses what the server refuses."""
+    import re
+
+    from service.domain import validation
+    from service.errors import InvalidInput
+
+    async with mcp_client(base_url, "alpha", alpha.token) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        pattern = re.compile(tools["memory_write"].input_schema["properties"]["tags"]["items"]["pattern"])
+        for tag in ("c#", "C++", " F# ", "lang:python", "a/b.c_d-e"):
+            assert pattern.match(tag), tag
+            assert validation.tags([tag]) == [tag.strip().lower()]
+        for tag in ("#c", "+x", "bad tag!", "", "é"):
+            assert not pattern.match(tag), tag
+            with pytest.raises(InvalidInput):
+                validation.tags([tag])
+        result = await client.call_tool("memory_write", {"title": "Languages", "text": "Writes C# and C++ daily.",
+                                                         "kind": "user", "tags": ["C#", "c++", " F# "]})
+        assert not result.is_error, result.content
+        assert result.structured_content["fact"]["tags"] == ["c#", "c++", "f#"]
+        found = await client.call_tool("memory_search", {"query": "languages", "tags": ["c#"]})
+        assert found.structured_content["matched_count"] == 1

@@ -26,7 +26,7 @@ def _decode_cursor(cursor: str) -> int:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         prefix, _, value = raw.partition(":")
-        if prefix != "f" or not value.isdigit():
+        if prefix != "f" or not value.isascii() or not value.isdigit() or not 0 < int(value) <= validation.MAX_ROW_ID:
             raise ValueError(raw)
         return int(value)
     except ValueError as exc:

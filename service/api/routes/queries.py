@@ -6,6 +6,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import responses
+from service.domain import validation
 from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
 
 router = APIRouter(tags=["query log"])
@@ -34,7 +35,8 @@ def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Day
 
 @router.get("/api/{profile}/queries/{query_id}", responses=responses(400, 401, 404))
 def one_query(
-    profile: ProfileDep, svc: ServicesDep, query_id: Annotated[int, Path(ge=1, description="Query-log row id.")]
+    profile: ProfileDep, svc: ServicesDep,
+    query_id: Annotated[int, Path(ge=1, le=validation.MAX_ROW_ID, description="Query-log row id.")],
 ) -> dict[str, Any]:
     """One query-log row with what it handed back: uids with lexical, vector and fused scores."""
     return {"profile": profile.name, "query": svc.query_log.get(profile, query_id)}
