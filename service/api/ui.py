@@ -12,6 +12,10 @@ STATIC_DIR = Path(__file__).resolve().parent.parent / "ui" / "static"
 
 
 def mount_ui(app: FastAPI) -> None:
+    @app.get("/", include_in_schema=False)
+    def _root() -> RedirectResponse:  # a person opening the service's address expects the dashboard
+        return RedirectResponse("/ui/", status_code=307)
+
     @app.get("/ui", include_in_schema=False)
     def _ui_root() -> RedirectResponse:
         return RedirectResponse("/ui/", status_code=308)

@@ -15,6 +15,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from service import __version__
 from service.config import Settings
 from service.container import Services
 from service.errors import Unauthorized
@@ -26,6 +27,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 def build_mcp_server(services: Services) -> MCPServer:
     server = MCPServer(
         "memory",
+        version=__version__,
         log_level="WARNING",  # the SDK configures the root logger; keep it from logging every HTTP request
         instructions=(
             "Long-term memory of curated facts for this profile. Search before assuming how the user works, what "

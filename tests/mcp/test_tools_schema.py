@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import ProfileAccess
 from tests.support.mcp_client import mcp_client
 
-pytestmark = pytest.mark.anyio
+pytestmark = pytest.mark.anyio  # (the sync tests below ignore it)
 
 FIVE = {"memory_search", "memory_write", "memory_update", "memory_forget", "memory_recent"}
 
@@ -77,3 +77,20 @@ async def test_tags_with_plus_and_hash_and_a_schema_no_stricter_than_the_server(
         assert result.structured_content["fact"]["tags"] == ["c#", "c++", "f#"]
         found = await client.call_tool("memory_search", {"query": "languages", "tags": ["c#"]})
         assert found.structured_content["matched_count"] == 1
+
+
+def test_server_info_names_the_version_and_the_address_opens_the_dashboard(base_url: str,
+                                                                           alpha: ProfileAccess) -> None:
+    import httpx
+
+    from service import __version__
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "0"}}}
+    headers = {**alpha.headers, "Accept": "application/json, text/event-stream"}
+    answer = httpx.post(f"{base_url}/mcp/alpha", json=body, headers=headers, timeout=10).json()
+    info = answer["result"]["serverInfo"]
+    assert (info["name"], info["version"]) == ("memory", __version__)
+    root = httpx.get(f"{base_url}/", follow_redirects=False, timeout=10)
+    assert root.status_code == 307 and root.headers["location"] == "/ui/"
