@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import anyio
-from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
@@ -19,13 +18,14 @@ from service import __version__
 from service.config import Settings
 from service.container import Services
 from service.errors import Unauthorized
+from service.mcp.server import MemoryMCPServer
 from service.mcp.tools import PROFILE_SCOPE_KEY, register_tools
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
 def build_mcp_server(services: Services) -> MCPServer:
-    server = MCPServer(
+    server = MemoryMCPServer(
         "memory",
         version=__version__,
         log_level="WARNING",  # the SDK configures the root logger; keep it from logging every HTTP request

@@ -14,7 +14,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, WithJsonSchema
+from pydantic import BaseModel, StrictInt, WithJsonSchema
 
 from service.container import Services
 from service.domain import validation
@@ -35,21 +35,34 @@ Title = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLen
 Text = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
                                       "description": "The fact itself, self-contained."})]
 Kind = Annotated[str, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
-OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200})]
-OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
-                                                "description": "New text; a change supersedes the fact."})]
-OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
-Tags = Annotated[list[str] | None, WithJsonSchema({
+
+
+def nullable(schema: dict[str, object]) -> dict[str, object]:
+    """An optional argument's schema also admits null: the server takes null as "not given", and the
+    schema's `default: null` must be a valid value for a client that checks it."""
+    out = {**schema, "type": [schema["type"], "null"]}
+    if "enum" in schema:
+        out["enum"] = [*schema["enum"], None]  # type: ignore[misc]
+    return out
+
+
+OptTitle = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "minLength": 1, "maxLength": 200}))]
+OptText = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "minLength": 1, "maxLength": 8000,
+                                                         "description": "New text; a change supersedes the fact."}))]
+OptKind = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "enum": list(KINDS)}))]
+Tags = Annotated[list[str] | None, WithJsonSchema(nullable({
     "type": "array", "maxItems": 20,
     "items": {"type": "string", "minLength": 1, "pattern": validation.TAG_INPUT_PATTERN,
-              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}})]
-FilterTags = Annotated[list[str] | None, WithJsonSchema({
+              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}}))]
+FilterTags = Annotated[list[str] | None, WithJsonSchema(nullable({
     "type": "array", "maxItems": 20, "description": "Only facts carrying all of these tags.",
-    "items": {"type": "string", "minLength": 1, "maxLength": 64}})]
-SearchLimit = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 8})]
-RecentLimit = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 10})]
-Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 500,
-                                               "description": "Why it no longer holds."})]
+    "items": {"type": "string", "minLength": 1, "maxLength": 64}}))]
+# Integers only: true/false and "8" are refused, not read as 1 and 8 (the schema says integer, and means it).
+SearchLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 8})]
+RecentLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 10})]
+Reason = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "maxLength": 500,
+                                                        "description": "Why it no longer holds."}))]
+
 
 DESCRIPTIONS = {
     "memory_search": (

@@ -29,8 +29,9 @@ async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAcce
     assert (search["properties"]["limit"]["minimum"], search["properties"]["limit"]["maximum"]) == (1, 50)
     assert search["properties"]["limit"]["default"] == 8
     assert search["properties"]["kind"]["enum"] == [
-        "user", "preference", "project", "reference", "research", "decision"
+        "user", "preference", "project", "reference", "research", "decision", None  # optional: null is "not given"
     ]
+    assert search["properties"]["kind"]["type"] == ["string", "null"]
     write = tools["memory_write"].input_schema
     assert sorted(write["required"]) == ["kind", "text", "title"]
     assert write["properties"]["title"]["maxLength"] == 200
