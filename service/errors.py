@@ -42,3 +42,9 @@ class BackendUnavailable(MemoryServiceError):
     """A dependency (database, search mirror, embedder) cannot be reached right now."""
 
     code = "backend_unavailable"
+
+
+class StartupFailed(MemoryServiceError):
+    """`memory serve` cannot start as configured (the message names the variable and the value)."""
+
+    code = "startup_failed"

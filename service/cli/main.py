@@ -34,11 +34,13 @@ def serve(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the service (REST, MCP at /mcp/{profile}, health checks)."""
+    from service.cli.listen import open_listener
     from service.container import build_embedder
 
     with failures(as_json):
         overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
         settings = Settings(**overrides)  # type: ignore[arg-type]
+        listener = open_listener(settings)  # before the banner: a bad address or a busy port is one line
         embedder = build_embedder(settings)
         embedder.start()  # first: the model loads in the background while the web stack imports and starts
         import uvicorn
@@ -50,7 +52,9 @@ def serve(
             typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))
         else:
             console.print(f"memory service on {settings.base_url} (MCP at {settings.base_url}/mcp/<profile>)")
-        uvicorn.run(application, host=settings.bind, port=settings.port, log_level="info", proxy_headers=True)
+        config = uvicorn.Config(application, host=settings.bind, port=settings.port, log_level="info",
+                                proxy_headers=True)
+        uvicorn.Server(config).run(sockets=[listener])
 
 
 @profile_app.command("create")
