@@ -34,6 +34,7 @@ def serve(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the service (REST, MCP at /mcp/{profile}, health checks)."""
+    from service import logs
     from service.cli.listen import open_listener
     from service.container import build_embedder
 
@@ -41,6 +42,7 @@ def serve(
         overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
         settings = Settings(**overrides)  # type: ignore[arg-type]
         listener = open_listener(settings)  # before the banner: a bad address or a busy port is one line
+        logs.configure()  # before the MCP server is built (it would install its own rich handler)
         embedder = build_embedder(settings)
         embedder.start()  # first: the model loads in the background while the web stack imports and starts
         import uvicorn

@@ -74,3 +74,44 @@ def test_a_good_configuration_serves_on_its_port(tmp_path: Path) -> None:
         process.terminate()
         out, _ = process.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}" in out  # the banner, once serving was possible
+
+
+def test_a_client_that_goes_away_mid_request_is_one_warning_line(tmp_path: Path) -> None:
+    import json
+
+    from service.config import Settings
+    from service.container import build_services
+
+    services = build_services(Settings(data_dir=tmp_path, embedder="none"))
+    services.profiles.create("alpha")
+    token = services.profiles.issue_token("alpha").token
+    services.close()
+    port = free_port()
+    env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port)}
+    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+            assert time.monotonic() < deadline
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "memory_search", "arguments": {"query": "hello"}}}).encode()
+        head = (f"POST /mcp/alpha HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                f"Content-Length: {len(body) + 10}\r\n\r\n").encode()
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(head + body)  # ten bytes short: then gone
+        time.sleep(1.0)
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200  # still serving
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    lines = [line for line in err.splitlines() if "disconnected" in line]
+    assert lines == ["WARNING:     mcp.server.streamable_http: client disconnected before its request was read "
+                     "(Error handling POST request)"], err
+    assert "Traceback" not in err and "╭" not in err
