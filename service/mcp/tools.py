@@ -18,7 +18,7 @@ from pydantic import BaseModel, StrictInt, WithJsonSchema
 
 from service.container import Services
 from service.domain import validation
-from service.domain.models import KINDS, Fact
+from service.domain.models import KINDS, Fact, ScoredFact
 from service.domain.profiles import ProfileRef
 from service.errors import MemoryServiceError
 from service.mcp import schemas as out
@@ -67,7 +67,8 @@ Reason = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "maxLe
 DESCRIPTIONS = {
     "memory_search": (
         "Search long-term memory (keyword + semantic). Call before assuming anything about how the user works, "
-        "what a project uses or why a past decision was made. matched_count 0 means memory does not know."
+        "what a project uses or why a past decision was made. matched_count 0 means memory does not know. "
+        "Every returned fact matched: by words, by meaning (similarity = cosine), or both; best first."
     ),
     "memory_write": (
         "Record a durable fact useful in future sessions: who the user is, preferences, project state, "
@@ -90,11 +91,22 @@ def _result(model: BaseModel, text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=out.dump(model))
 
 
-def _line(fact: Fact, score: float | None = None) -> str:
+def _line(fact: Fact, *, why: str = "", rank: int | None = None) -> str:
     tags = f" #{' #'.join(fact.tags)}" if fact.tags else ""
     head = f"[{fact.uid}] ({fact.kind}{', ' + fact.status if fact.status != 'active' else ''}) {fact.title}{tags}"
-    scored = f" score={score:.3f}" if score is not None else ""
-    return f"{head}{scored}\n  {fact.text}"
+    numbered = f"{rank}. {head}" if rank is not None else head
+    return f"{numbered}{' — ' + why if why else ''}\n  {fact.text}"
+
+
+def _why(found: ScoredFact) -> str:
+    """What an agent can read: how the fact matched, and how close it is in meaning."""
+    words, meaning = found.lexical is not None, found.vector is not None
+    closeness = f"similarity {found.vector:.2f}" if found.vector is not None else ""
+    if words and meaning:
+        return f"matched by words and meaning ({closeness})"
+    if meaning:
+        return f"matched by meaning ({closeness})"
+    return "matched by words" if words else ""
 
 
 def register_tools(server: MCPServer, services: Services) -> None:
@@ -121,13 +133,13 @@ def register_tools(server: MCPServer, services: Services) -> None:
         found = await call(lambda: services.search.search(profile, query, limit=limit, kind=kind, tags=tags))
         model = out.SearchOut(
             query=found.query, matched_count=found.matched_count, returned_count=found.returned_count,
-            mode=found.mode, facts=[out.ScoredFactOut.scored(s) for s in found.facts],
+            mode=found.mode, facts=[out.ScoredFactOut.scored(s, rank) for rank, s in enumerate(found.facts, 1)],
         )
         matched = "unknown" if found.matched_count is None else str(found.matched_count)
         head = f"matched {matched}, returned {found.returned_count} ({found.mode})"
         if found.matched_count == 0:
             head += ": memory does not know this"
-        body = "\n".join(_line(s.fact, s.score) for s in found.facts)
+        body = "\n".join(_line(f.fact, why=_why(f), rank=rank) for rank, f in enumerate(found.facts, 1))
         return _result(model, f"{head}\n{body}".rstrip())
 
     @server.tool(
