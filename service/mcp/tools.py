@@ -7,14 +7,14 @@ that a refused call is a tool error with a one-line reason the agent can act on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, StrictInt, WithJsonSchema
+from pydantic import BaseModel, Field, StrictInt, WithJsonSchema
 
 from service.container import Services
 from service.domain import validation
@@ -37,31 +37,32 @@ Text = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLeng
 Kind = Annotated[str, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
 
 
-def nullable(schema: dict[str, object]) -> dict[str, object]:
-    """An optional argument's schema also admits null: the server takes null as "not given", and the
-    schema's `default: null` must be a valid value for a client that checks it."""
-    out = {**schema, "type": [schema["type"], "null"]}
-    if "enum" in schema:
-        out["enum"] = [*schema["enum"], None]  # type: ignore[misc]
-    return out
+def _no_null_default(schema: dict[str, Any]) -> None:
+    """An optional argument is simply left out: no `default: null` on a typed property (a strict client would
+    refuse the schema's own default). Not a `["string", "null"]` type either: single-type dialects (Gemini's
+    function declarations) reject type arrays. The server still reads an explicit null as "not given"."""
+    if "default" in schema and schema["default"] is None:
+        del schema["default"]
 
 
-OptTitle = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "minLength": 1, "maxLength": 200}))]
-OptText = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "minLength": 1, "maxLength": 8000,
-                                                         "description": "New text; a change supersedes the fact."}))]
-OptKind = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "enum": list(KINDS)}))]
-Tags = Annotated[list[str] | None, WithJsonSchema(nullable({
+OPTIONAL = Field(json_schema_extra=_no_null_default)
+OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200}), OPTIONAL]
+OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
+                                                "description": "New text; a change supersedes the fact."}), OPTIONAL]
+OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(KINDS)}), OPTIONAL]
+Tags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": 20,
     "items": {"type": "string", "minLength": 1, "pattern": validation.TAG_INPUT_PATTERN,
-              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}}))]
-FilterTags = Annotated[list[str] | None, WithJsonSchema(nullable({
+              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}}),
+    OPTIONAL]
+FilterTags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": 20, "description": "Only facts carrying all of these tags.",
-    "items": {"type": "string", "minLength": 1, "maxLength": 64}}))]
+    "items": {"type": "string", "minLength": 1, "maxLength": 64}}), OPTIONAL]
 # Integers only: true/false and "8" are refused, not read as 1 and 8 (the schema says integer, and means it).
 SearchLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 8})]
 RecentLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 10})]
-Reason = Annotated[str | None, WithJsonSchema(nullable({"type": "string", "maxLength": 500,
-                                                        "description": "Why it no longer holds."}))]
+Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 500,
+                                               "description": "Why it no longer holds."}), OPTIONAL]
 
 
 DESCRIPTIONS = {
