@@ -9,22 +9,34 @@ from pathlib import Path
 
 import pytest
 
-TS_DIR = Path(__file__).resolve().parent / "typescript"
+HERE = Path(__file__).resolve().parent
+
+
+def npm_installed(folder: Path, package: str) -> Path:
+    """`folder` with its pinned dependencies installed by `npm ci` (once; kept in its node_modules)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    reason = "" if node and npm else "node and npm are needed for the third-party MCP client tests"
+    if not reason and not (folder / "node_modules" / package).exists():
+        result = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True,
+                                timeout=600)
+        if result.returncode != 0:
+            reason = f"npm ci in {folder.name} failed: {(result.stderr or result.stdout).strip()[-500:]}"
+    if reason:
+        if os.environ.get("CI"):  # CI has Node (.ci/run installs it) and the npm registry
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return folder
 
 
 @pytest.fixture(scope="session")
 def node_client() -> Path:
-    """The TypeScript SDK client, its pinned dependencies installed with `npm ci` (once; kept in node_modules)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    reason = "" if node and npm else "node and npm are needed for the TypeScript SDK client tests"
-    if not reason and not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
-        result = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=TS_DIR, capture_output=True, text=True,
-                                timeout=600)
-        if result.returncode != 0:
-            reason = f"npm ci failed: {(result.stderr or result.stdout).strip()[-500:]}"
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return TS_DIR / "client.mjs"
+    """tests/clients/typescript/client.mjs: the official TypeScript SDK."""
+    return npm_installed(HERE / "typescript", "@modelcontextprotocol/sdk") / "client.mjs"
+
+
+@pytest.fixture(scope="session")
+def inspector_cli() -> list[str]:
+    """The MCP Inspector's CLI (its own bin script, run by node)."""
+    folder = npm_installed(HERE / "inspector", "@modelcontextprotocol/inspector")
+    return [str(folder / "node_modules" / ".bin" / "mcp-inspector"), "--cli"]
 from tests.mcp.conftest import base_url  # noqa: F401 - a real server on loopback
