@@ -53,7 +53,8 @@ def serve(
         if as_json:
             typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))
         else:
-            console.print(f"memory service on {settings.base_url} (MCP at {settings.base_url}/mcp/<profile>)")
+            console.print(f"memory service on {settings.base_url}: MCP at {settings.base_url}/mcp/<profile>, "
+                          f"dashboard at {settings.base_url}/ui/", soft_wrap=True, highlight=False)
         config = uvicorn.Config(application, host=settings.bind, port=settings.port, log_level="info",
                                 proxy_headers=True)
         uvicorn.Server(config).run(sockets=[listener])
