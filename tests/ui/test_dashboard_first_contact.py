@@ -147,6 +147,8 @@ def test_tables_fit_a_phone(
     page = ui.page
     ui.login(base_url, "alpha", seeded.access.token)
     ui.ready("overview")
+    page.locator("#h-daily").locator("xpath=..").screenshot(path=str(artifacts / "daily-chart-phone.png"))
+    page.get_by_test_id("top-facts").screenshot(path=str(artifacts / "top-facts-phone.png"))
 
     page.get_by_role("link", name="Query log").click()
     ui.ready("queries")

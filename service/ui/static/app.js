@@ -549,7 +549,7 @@ function statusBadge(status, testid) {
 // kept as the tooltip (and as small text with `showUid`); a retired or superseded fact gets its status badge.
 // data-resolved on the link says how it ended: "title" or "uid" (the fact could not be fetched).
 function factLabel(uid, { title = "", testid = "fact-label", showUid = false } = {}) {
-  const link = h("a", { href: factHref(uid), title: uid, testid, dataset: { uid } }, title || uid);
+  const link = h("a", { href: factHref(uid), class: title ? null : "uid-text", title: uid, testid, dataset: { uid } }, title || uid);
   const label = h("span", { class: "fact-label" }, link);
   lookupFact(uid).then((fact) => fillFactLabel(label, link, fact, showUid));
   return label;
@@ -559,6 +559,7 @@ function fillFactLabel(label, link, fact, showUid) {
   link.dataset.resolved = fact ? "title" : "uid";
   if (!fact) return;
   link.textContent = fact.title;
+  link.classList.remove("uid-text");
   if (showUid) label.append(" ", h("span", { class: "uid-hint" }, fact.uid));
   if (fact.status !== "active") label.append(" ", statusBadge(fact.status, "fact-label-status"));
 }
@@ -899,9 +900,10 @@ function matchedCell(row) {
   return h("td", { class: "num" }, row.matched_count === 0 ? h("span", { class: "badge miss" }, "0") : fmtInt(row.matched_count));
 }
 
-// Columns: the important ones first; those marked `wide` are hidden on a phone (the row's details have them).
+// Columns: the important ones first; those marked `wide` are hidden on a phone (the row's details have them),
+// where the time moves under the query.
 const QUERY_COLUMNS = [
-  "When",
+  { label: "When", wide: true },
   "Query",
   { label: "Matched", num: true },
   { label: "Returned", num: true, wide: true },
@@ -910,12 +912,6 @@ const QUERY_COLUMNS = [
   { label: "Kind", wide: true },
   { label: "Latency", num: true, wide: true },
 ];
-
-// A time whose date and hour may wrap onto two lines in a narrow column.
-function whenCell(iso) {
-  const [day, ...rest] = fmtTime(iso).split(" ");
-  return h("td", { class: "when" }, h("span", { class: "nowrap" }, day), " ", h("span", { class: "nowrap" }, rest.join(" ")));
-}
 
 function queryRow(q, open) {
   const muted = () => h("span", { class: "muted" }, "—");
@@ -936,8 +932,8 @@ function queryRow(q, open) {
         }
       },
     },
-    whenCell(q.created_at),
-    h("td", { class: "query-text" }, q.query),
+    h("td", { class: "nowrap wide-only" }, fmtTime(q.created_at)),
+    h("td", { class: "query-text" }, q.query, h("span", { class: "phone-only when" }, fmtTime(q.created_at))),
     matchedCell(q),
     h("td", { class: "num wide-only" }, fmtInt(q.returned_count)),
     h("td", { class: "top-hit", testid: "top-hit" }, q.top_uid ? factLabel(q.top_uid, { testid: "top-hit-link" }) : muted()),
