@@ -122,6 +122,34 @@ def test_fact_lookups_are_bounded(
         expect(links.nth(i)).to_have_text(fact["title"])
 
 
+def test_queued_fact_lookups_are_dropped_at_logout(
+    base_url: str, alpha: ProfileAccess, page_factory: Callable[..., PageSession]
+) -> None:
+    seed(base_url, alpha, extra_facts=12)
+    found = tool(base_url, alpha, "memory_search", query="research note embeddings cosine finding", limit=10)
+    row = rest(base_url, alpha, "queries", limit=1)["queries"][0]
+    ui = page_factory()
+    page = ui.page
+    ui.login(base_url, "alpha", alpha.token)
+    ui.ready("overview")
+    held: list[Any] = []
+    lookup = re.compile(r"/api/alpha/facts/[^/?]+$")
+    page.route(lookup, lambda route: held.append(route))
+    page.goto(f"{base_url}/ui/#/queries/{row['id']}")
+    expect(page.get_by_test_id("query-result")).to_have_count(found["returned_count"])
+    page.wait_for_timeout(300)
+    assert len(held) == FACT_LOOKUPS
+
+    page.get_by_test_id("logout").click()
+    expect(page.get_by_test_id("login")).to_be_visible()
+    sent = len(ui.requests)
+    for route in held:
+        route.continue_()
+    page.wait_for_timeout(500)
+    later = [u for u in ui.requests[sent:] if lookup.search(u.split("?")[0])]
+    assert later == [], "no look-up left the queue after the reviewer logged out"
+
+
 def _right_edge(box: dict[str, float]) -> float:
     return box["x"] + box["width"]
 

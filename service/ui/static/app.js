@@ -222,7 +222,7 @@ function lookupFact(uid) {
 function queueLookup(uid, auth) {
   return new Promise((resolve) => {
     // A look-up still queued when the reviewer logs out is dropped, not sent with the old token.
-    lookups.queue.push(async () => resolve(state.auth === auth ? await fetchFactQuietly(uid, auth) : null));
+    lookups.queue.push(async () => resolve(auth && state.auth === auth ? await fetchFactQuietly(uid, auth) : null));
     pumpLookups();
   });
 }
