@@ -1,6 +1,6 @@
 """Where the time of one memory_search and one memory_write goes, end to end through HTTP and MCP.
 
-    python bench/breakdown.py [--sizes 1000,10000] [--calls 200]
+    python bench/breakdown.py [--sizes 1000,10000] [--calls 200] [--threads N]
 
 Method: the service runs in this process (uvicorn in a thread, as `memory serve` runs it) with timers
 wrapped around the functions each layer calls -- nothing in the service is edited; the wrappers are set
@@ -127,9 +127,10 @@ def run_client(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) ->
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
-def measure(n: int, calls_n: int, seed: int) -> dict[str, dict[str, list[float]]]:
+def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, dict[str, list[float]]]:
     with tempfile.TemporaryDirectory(prefix="bench-breakdown-") as tmp:
-        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm"))
+        extra = {"torch_threads": threads} if threads else {}
+        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm", **extra))
         try:
             services.embedder.embed_documents(["warm up"])
             profile = services.profiles.create("bench")
@@ -207,9 +208,11 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="MEMORY_TORCH_THREADS (the model's threads; default: the service's default)")
     args = parser.parse_args()
     for n in (int(s) for s in args.sizes.split(",") if s.strip()):
-        report(n, measure(n, args.calls, args.seed), args.calls)
+        report(n, measure(n, args.calls, args.seed, args.threads), args.calls)
     return 0
 
 
