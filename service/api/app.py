@@ -20,7 +20,7 @@ from service.api.routes import facts, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain.ports import Embedder
-from service.mcp.endpoint import MCPEndpoint, build_mcp_server, transport_security
+from service.mcp.endpoint import MCPEndpoint, MissingProfile, build_mcp_server, transport_security
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     endpoint = MCPEndpoint(services, manager)
     for path in ("/mcp/{profile}", "/mcp/{profile}/"):
         app.router.routes.append(Route(path, endpoint=endpoint, methods=["POST"]))
+    for path in ("/mcp", "/mcp/"):
+        app.router.routes.append(Route(path, endpoint=MissingProfile()))
     if settings.cors_origin_list:
         app.add_middleware(
             CORSMiddleware,
@@ -102,7 +104,8 @@ def _warn_if_embedder_changed(services: Services) -> None:
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """OpenAPI without FastAPI's 422 (this API answers 400 for every bad parameter)."""
+    """OpenAPI without FastAPI's 422 (this API answers 400 for every bad parameter). Security is declared per
+    route by the routes' bearer dependency (service.api.deps.BEARER), so /healthz and /readyz need none."""
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
@@ -111,9 +114,5 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             operation.get("responses", {}).pop("422", None)
     for name in ("HTTPValidationError", "ValidationError"):
         schema.get("components", {}).get("schemas", {}).pop(name, None)
-    schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
-        "type": "http", "scheme": "bearer"
-    }
-    schema["security"] = [{"bearer": []}]
     app.openapi_schema = schema
     return schema
