@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from service import __version__
 from service.api import errors
+from service.api.limits import RequestLimits
 from service.api.ui import mount_ui
 from service.api.routes import facts, health, profiles, queries, stats
 from service.config import Settings
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                            "Mcp-Session-Id", "Last-Event-ID"],
             expose_headers=["Mcp-Session-Id", "X-Memory-Source"],
         )
+    app.add_middleware(RequestLimits)  # added last: outermost, before CORS and routing
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -44,13 +44,14 @@ def serve(
         import uvicorn
 
         from service.api.app import create_app
+        from service.api.http_server import server_config
 
         application = create_app(settings, embedder=embedder, preload_embedder=True)
         if as_json:
             typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))
         else:
             console.print(f"memory service on {settings.base_url} (MCP at {settings.base_url}/mcp/<profile>)")
-        uvicorn.run(application, host=settings.bind, port=settings.port, log_level="info", proxy_headers=True)
+        uvicorn.Server(server_config(application, settings)).run()
 
 
 @profile_app.command("create")
