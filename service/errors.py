@@ -49,3 +49,13 @@ class BackendUnavailable(MemoryServiceError):
     """A dependency (database, search mirror, embedder) cannot be reached right now."""
 
     code = "backend_unavailable"
+
+
+class InvalidDocument(InvalidInput):
+    """A document to import breaks rules in one or more places; `problems` lists each (where, field, problem)."""
+
+    def __init__(self, problems: list[dict[str, str]]) -> None:
+        first = problems[0] if problems else {"where": "", "field": "", "problem": ""}
+        super().__init__(f"the document has {len(problems)} problem(s), nothing was imported; first: "
+                         f"{first['where']} {first['field']}: {first['problem']}")
+        self.problems = problems

@@ -29,10 +29,18 @@ def failures(as_json: bool) -> Iterator[None]:
     try:
         yield
     except MemoryServiceError as exc:
+        problems = getattr(exc, "problems", None)  # InvalidDocument: each place that is wrong
         if as_json:
-            typer.echo(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
+            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+            if problems is not None:
+                error["problems"] = problems
+            typer.echo(json.dumps({"error": error}, ensure_ascii=False))
         else:
             err_console.print(f"[red]error:[/red] {exc.message}", highlight=False, soft_wrap=True)
+            for problem in problems or []:
+                field = f" {problem['field']}" if problem["field"] else ""
+                err_console.print(f"  {problem['where']}{field}: {problem['problem']}", highlight=False,
+                                  soft_wrap=True, markup=False)
         raise typer.Exit(code=1) from None
     except ValueError as exc:  # settings refused by validation (bad MEMORY_* value)
         message = str(exc).splitlines()[0] if str(exc) else "invalid configuration"
