@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -77,6 +77,16 @@ class Settings(BaseSettings):
     def _empty_model_dir(cls, value: object) -> object:
         return None if value == "" else value
 
+    @field_validator("bind")
+    @classmethod
+    def _address_without_port(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("an address to listen on, e.g. 127.0.0.1 or 0.0.0.0")
+        if value.count(":") == 1:  # host:port (an IPv6 address has several colons)
+            raise ValueError("an address without a port: set the port with MEMORY_PORT")
+        return value.strip("[]")
+
     @model_validator(mode="after")
     def _check_backends(self) -> "Settings":
         if self.search == "opensearch" and not self.opensearch_url:
@@ -113,6 +123,15 @@ class Settings(BaseSettings):
         return f"http://{host}:{self.port}"
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Read settings from the environment; keyword overrides win (tests, CLI options)."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+def describe_error(exc: ValidationError) -> str:
+    """A refused configuration as one line naming each variable and its value."""
+    parts = []
+    for error in exc.errors():
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        if error.get("loc"):
+            message = message[:1].lower() + message[1:]  # pydantic's "Input should be ..." after the name
+            name = f"MEMORY_{str(error['loc'][0]).upper()}"
+            parts.append(f"{name}={error.get('input')!r}: {message}")
+        else:  # a rule over several variables: its message names them
+            parts.append(message)
+    return "invalid configuration: " + "; ".join(parts)

@@ -59,3 +59,9 @@ class InvalidDocument(InvalidInput):
         super().__init__(f"the document has {len(problems)} problem(s), nothing was imported; first: "
                          f"{first['where']} {first['field']}: {first['problem']}")
         self.problems = problems
+
+
+class StartupFailed(MemoryServiceError):
+    """`memory serve` cannot start as configured (the message names the variable and the value)."""
+
+    code = "startup_failed"

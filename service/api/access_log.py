@@ -41,8 +41,10 @@ class RedactTokens(logging.Filter):
 
 
 def log_config() -> dict[str, Any]:
-    """uvicorn's own logging configuration plus the redaction filter on its access logger."""
+    """uvicorn's own logging configuration plus the redaction filter on its access logger, which writes to
+    stderr like every other log line."""
     config = copy.deepcopy(LOGGING_CONFIG)
     config.setdefault("filters", {})["redact_tokens"] = {"()": f"{__name__}.RedactTokens"}
     config["loggers"]["uvicorn.access"]["filters"] = ["redact_tokens"]
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # stdout carries only the banner (or --json)
     return config

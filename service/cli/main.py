@@ -34,11 +34,15 @@ def serve(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the service (REST, MCP at /mcp/{profile}, health checks)."""
+    from service import logs
+    from service.cli.listen import open_listener
     from service.container import build_embedder
 
     with failures(as_json):
         overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
         settings = Settings(**overrides)  # type: ignore[arg-type]
+        listener = open_listener(settings)  # before the banner: a bad address or a busy port is one line
+        logs.configure()  # before the MCP server is built (it would install its own rich handler)
         embedder = build_embedder(settings)
         embedder.start()  # first: the model loads in the background while the web stack imports and starts
         import uvicorn
@@ -50,8 +54,9 @@ def serve(
         if as_json:
             typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))
         else:
-            console.print(f"memory service on {settings.base_url} (MCP at {settings.base_url}/mcp/<profile>)")
-        uvicorn.Server(server_config(application, settings)).run()
+            console.print(f"memory service on {settings.base_url}: MCP at {settings.base_url}/mcp/<profile>, "
+                          f"dashboard at {settings.base_url}/ui/", soft_wrap=True, highlight=False)
+        uvicorn.Server(server_config(application, settings)).run(sockets=[listener])
 
 
 @profile_app.command("create")
@@ -87,15 +92,30 @@ def token_issue(
 
         def human() -> None:
             registration = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {issued.token}"}}
+            env_var = f"{alias.upper().replace('-', '_')}_TOKEN"
             console.print(f"token {issued.token_id} for profile {issued.profile} (shown once, store it now):")
             console.print(issued.token, highlight=False, soft_wrap=True)
-            console.print("\nClaude Code:", style="bold")
+            console.print("\nClaude Code (run once):", style="bold")
             console.print(
                 f'claude mcp add --transport http {alias} {url} --header "Authorization: Bearer {issued.token}"',
                 highlight=False, soft_wrap=True,
             )
-            console.print("\nJSON configuration (other clients):", style="bold")
-            console.print(json.dumps({alias: registration}, indent=2), highlight=False, soft_wrap=True)
+            console.print("\nCodex (~/.codex/config.toml, and the token in the environment Codex starts in):",
+                          style="bold", soft_wrap=True)
+            console.print(f'[mcp_servers.{alias}]\nurl = "{url}"\nbearer_token_env_var = "{env_var}"',
+                          highlight=False, soft_wrap=True, markup=False)
+            console.print(f"export {env_var}={issued.token}", highlight=False, soft_wrap=True)
+            console.print("\nJSON (Cursor ~/.cursor/mcp.json, a project's .mcp.json, other clients' mcpServers):",
+                          style="bold", soft_wrap=True)
+            console.print(json.dumps({"mcpServers": {alias: registration}}, indent=2), highlight=False,
+                          soft_wrap=True)
+            console.print("\nCheck it works (lists the five tools):", style="bold", soft_wrap=True)
+            console.print(
+                f"curl -s {url} -H 'Authorization: Bearer {issued.token}' -H 'Content-Type: application/json' "
+                "-H 'Accept: application/json, text/event-stream' "
+                """-d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'""",
+                highlight=False, soft_wrap=True, markup=False,
+            )
 
         emit(as_json, data, human)
 

@@ -10,6 +10,9 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from pydantic import ValidationError
+
+from service.config import describe_error
 from service.errors import MemoryServiceError
 
 console = Console()
@@ -42,10 +45,10 @@ def failures(as_json: bool) -> Iterator[None]:
                 err_console.print(f"  {problem['where']}{field}: {problem['problem']}", highlight=False,
                                   soft_wrap=True, markup=False)
         raise typer.Exit(code=1) from None
-    except ValueError as exc:  # settings refused by validation (bad MEMORY_* value)
-        message = str(exc).splitlines()[0] if str(exc) else "invalid configuration"
+    except ValidationError as exc:  # settings refused by validation (a bad MEMORY_* value)
+        message = describe_error(exc)
         if as_json:
-            typer.echo(json.dumps({"error": {"code": "invalid_configuration", "message": str(exc)}}))
+            typer.echo(json.dumps({"error": {"code": "invalid_configuration", "message": message}}))
         else:
-            err_console.print(f"[red]error:[/red] {message}\n{exc}", highlight=False)
+            err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None

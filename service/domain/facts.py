@@ -198,7 +198,7 @@ class FactService:
 
     def recent(self, profile: ProfileRef, *, limit: int = 10, kind: str | None = None) -> list[Fact]:
         limit = validation.bounded_int(limit, low=1, high=50, param="limit")
-        kind = validation.kind(kind) if kind else None
+        kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
         with self.db.read() as session:
             return [repo.to_fact(r) for r in repo.recent_facts(session, profile.id, limit=limit, kind=kind)]
 

@@ -81,7 +81,7 @@ class SearchService:
     ) -> SearchOutcome:
         query = validation.query(query)
         limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
-        kind = validation.kind(kind) if kind else None
+        kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
         tag_filter = tuple(validation.tags(tags))
         started = time.perf_counter()
 

@@ -21,6 +21,14 @@ TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9._:/+#-]*\s*$"
 
 MAX_ROW_ID = 2**31 - 1  # row ids are INTEGER columns: the largest PostgreSQL stores (SQLite would take more)
 
+
+def _no_nul(value: str, param: str) -> str:
+    """PostgreSQL cannot store NUL in text and SQLite can: refused on both, so both stores keep the same."""
+    if "\x00" in value:
+        raise InvalidInput(f"{param} must not contain NUL characters (\\x00)", param=param)
+    return value
+
+
 def profile_name(name: str) -> str:
     if not isinstance(name, str) or not PROFILE_NAME.match(name):
         raise InvalidInput(
@@ -32,14 +40,14 @@ def profile_name(name: str) -> str:
 
 
 def title(value: str) -> str:
-    cleaned = value.strip() if isinstance(value, str) else ""
+    cleaned = _no_nul(value.strip(), "title") if isinstance(value, str) else ""
     if not 1 <= len(cleaned) <= TITLE_MAX:
         raise InvalidInput(f"title must be 1-{TITLE_MAX} characters (got {len(cleaned)})", param="title")
     return cleaned
 
 
 def text(value: str) -> str:
-    cleaned = value.strip() if isinstance(value, str) else ""
+    cleaned = _no_nul(value.strip(), "text") if isinstance(value, str) else ""
     if not 1 <= len(cleaned) <= TEXT_MAX:
         raise InvalidInput(
             f"text must be 1-{TEXT_MAX} characters (got {len(cleaned)}); split long material into several facts",
@@ -79,7 +87,7 @@ def tags(values: Iterable[str] | None) -> list[str]:
 
 
 def query(value: str) -> str:
-    cleaned = value.strip() if isinstance(value, str) else ""
+    cleaned = _no_nul(value.strip(), "query") if isinstance(value, str) else ""
     if not 1 <= len(cleaned) <= QUERY_MAX:
         raise InvalidInput(f"query must be 1-{QUERY_MAX} characters (got {len(cleaned)})", param="query")
     return cleaned
@@ -88,7 +96,9 @@ def query(value: str) -> str:
 def reason(value: str | None) -> str | None:
     if value is None:
         return None
-    cleaned = value.strip()
+    if not isinstance(value, str):
+        raise InvalidInput("reason must be a string", param="reason")
+    cleaned = _no_nul(value.strip(), "reason")
     if len(cleaned) > REASON_MAX:
         raise InvalidInput(f"reason must be at most {REASON_MAX} characters", param="reason")
     return cleaned or None
@@ -101,7 +111,7 @@ def bounded_int(value: int, *, low: int, high: int, param: str) -> int:
 
 
 def uid(value: str) -> str:
-    cleaned = value.strip() if isinstance(value, str) else ""
+    cleaned = _no_nul(value.strip(), "uid") if isinstance(value, str) else ""
     if not cleaned or len(cleaned) > 40:
         raise InvalidInput("uid must be a fact uid as returned by memory_write or memory_search", param="uid")
     return cleaned

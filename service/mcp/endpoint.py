@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 import anyio
-from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.datastructures import Headers
@@ -24,11 +23,12 @@ from service.api.hosts import HostPolicy
 from service.config import Settings
 from service.container import Services
 from service.errors import MemoryServiceError
+from service.mcp.server import MemoryMCPServer
 from service.mcp.tools import PROFILE_SCOPE_KEY, register_tools
 
 
-def build_mcp_server(services: Services) -> MCPServer:
-    server = MCPServer(
+def build_mcp_server(services: Services) -> MemoryMCPServer:
+    server = MemoryMCPServer(
         "memory",
         version=__version__,
         log_level="WARNING",  # the SDK configures the root logger; keep it from logging every HTTP request
@@ -57,32 +57,29 @@ def invalid_id(message: Any) -> bool:
     return isinstance(request_id, bool) or not isinstance(request_id, str | int)
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body, or None beyond `limit` bytes."""
-    chunks: list[bytes] = []
+async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
+    """The request's messages as received, and its whole body (None beyond `limit` bytes or when the client
+    went away before sending all of it)."""
+    messages: list[Message] = []
     size = 0
     while True:
         message = await receive()
+        messages.append(message)
         if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
+            return messages, None
+        size += len(message.get("body", b""))
         if size > limit:
-            return None
-        chunks.append(chunk)
+            return messages, None
         if not message.get("more_body", False):
-            return b"".join(chunks)
+            return messages, b"".join(m.get("body", b"") for m in messages)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A receive that hands the SDK the messages already read, then whatever comes next."""
+    pending = list(messages)
 
     async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
+        return pending.pop(0) if pending else await receive()
 
     return replay
 
@@ -111,11 +108,9 @@ class MCPEndpoint:
         scope[PROFILE_SCOPE_KEY] = ref
         # The SDK reads a request whose id is an object, a float or null as a notification (202, never an
         # answer); the body is read here to refuse it, then replayed to the SDK, which applies its own checks.
-        body = await _read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
-        if body is None:
-            too_large = error_response(path, 413, "payload_too_large",
-                                       f"request body over {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes")
-            await too_large(scope, receive, send)
+        messages, body = await _read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
+        if body is None:  # too large or cut short: the SDK answers (413) or reports the client gone, as before
+            await self.manager.handle_request(scope, _replay(messages, receive), send)
             return
         try:
             message = json.loads(body)
@@ -124,7 +119,7 @@ class MCPEndpoint:
         if invalid_id(message):
             await _invalid_request(scope, receive, send)
             return
-        await self.manager.handle_request(scope, _replay(body, receive), send)
+        await self.manager.handle_request(scope, _replay(messages, receive), send)
 
 
 async def _invalid_request(scope: Scope, receive: Receive, send: Send) -> None:

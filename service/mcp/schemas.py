@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from service.domain.models import Fact, ScoredFact
 
@@ -29,11 +29,20 @@ class FactOut(BaseModel):
 
 
 class ScoredFactOut(FactOut):
-    score: float
+    score: float = Field(description="Fused ranking score in (0, 1], relative to this result list only (the best "
+                                     "of a list scores highest, however weak): for ordering, not for judging.")
+    rank: int = Field(description="1 for the best match.")
+    matched_by: list[str] = Field(description='Why the fact matched: "words" (the query\'s terms), "meaning" '
+                                              '(cosine similarity at or above the threshold), or both.')
+    similarity: float | None = Field(description="Cosine similarity to the query when it matched by meaning "
+                                                 "(about 0.3 is related, 0.6+ is close), else null.")
 
     @classmethod
-    def scored(cls, item: ScoredFact) -> "ScoredFactOut":
-        return cls(**item.fact.to_dict(), score=round(item.score, 6))
+    def scored(cls, item: ScoredFact, rank: int) -> "ScoredFactOut":
+        matched_by = [name for name, part in (("words", item.lexical), ("meaning", item.vector)) if part is not None]
+        similarity = round(item.vector, 4) if item.vector is not None else None
+        return cls(**item.fact.to_dict(), score=round(item.score, 6), rank=rank, matched_by=matched_by,
+                   similarity=similarity)
 
 
 class SearchOut(BaseModel):

@@ -7,18 +7,18 @@ that a refused call is a tool error with a one-line reason the agent can act on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, WithJsonSchema
+from pydantic import BaseModel, Field, StrictInt, WithJsonSchema
 
 from service.container import Services
 from service.domain import validation
-from service.domain.models import KINDS, Fact
+from service.domain.models import KINDS, Fact, ScoredFact
 from service.domain.profiles import ProfileRef
 from service.errors import MemoryServiceError
 from service.mcp import schemas as out
@@ -35,26 +35,41 @@ Title = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLen
 Text = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
                                       "description": "The fact itself, self-contained."})]
 Kind = Annotated[str, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
-OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200})]
+
+
+def _no_null_default(schema: dict[str, Any]) -> None:
+    """An optional argument is simply left out: no `default: null` on a typed property (a strict client would
+    refuse the schema's own default). Not a `["string", "null"]` type either: single-type dialects (Gemini's
+    function declarations) reject type arrays. The server still reads an explicit null as "not given"."""
+    if "default" in schema and schema["default"] is None:
+        del schema["default"]
+
+
+OPTIONAL = Field(json_schema_extra=_no_null_default)
+OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200}), OPTIONAL]
 OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
-                                                "description": "New text; a change supersedes the fact."})]
-OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
+                                                "description": "New text; a change supersedes the fact."}), OPTIONAL]
+OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(KINDS)}), OPTIONAL]
 Tags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": 20,
     "items": {"type": "string", "minLength": 1, "pattern": validation.TAG_INPUT_PATTERN,
-              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}})]
+              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}}),
+    OPTIONAL]
 FilterTags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": 20, "description": "Only facts carrying all of these tags.",
-    "items": {"type": "string", "minLength": 1, "maxLength": 64}})]
-SearchLimit = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 8})]
-RecentLimit = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 10})]
+    "items": {"type": "string", "minLength": 1, "maxLength": 64}}), OPTIONAL]
+# Integers only: true/false and "8" are refused, not read as 1 and 8 (the schema says integer, and means it).
+SearchLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 8})]
+RecentLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 10})]
 Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 500,
-                                               "description": "Why it no longer holds."})]
+                                               "description": "Why it no longer holds."}), OPTIONAL]
+
 
 DESCRIPTIONS = {
     "memory_search": (
         "Search long-term memory (keyword + semantic). Call before assuming anything about how the user works, "
-        "what a project uses or why a past decision was made. matched_count 0 means memory does not know."
+        "what a project uses or why a past decision was made. matched_count 0 means memory does not know. "
+        "Every returned fact matched: by words, by meaning (similarity = cosine), or both; best first."
     ),
     "memory_write": (
         "Record a durable fact useful in future sessions: who the user is, preferences, project state, "
@@ -77,11 +92,22 @@ def _result(model: BaseModel, text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=out.dump(model))
 
 
-def _line(fact: Fact, score: float | None = None) -> str:
+def _line(fact: Fact, *, why: str = "", rank: int | None = None) -> str:
     tags = f" #{' #'.join(fact.tags)}" if fact.tags else ""
     head = f"[{fact.uid}] ({fact.kind}{', ' + fact.status if fact.status != 'active' else ''}) {fact.title}{tags}"
-    scored = f" score={score:.3f}" if score is not None else ""
-    return f"{head}{scored}\n  {fact.text}"
+    numbered = f"{rank}. {head}" if rank is not None else head
+    return f"{numbered}{' — ' + why if why else ''}\n  {fact.text}"
+
+
+def _why(found: ScoredFact) -> str:
+    """What an agent can read: how the fact matched, and how close it is in meaning."""
+    words, meaning = found.lexical is not None, found.vector is not None
+    closeness = f"similarity {found.vector:.2f}" if found.vector is not None else ""
+    if words and meaning:
+        return f"matched by words and meaning ({closeness})"
+    if meaning:
+        return f"matched by meaning ({closeness})"
+    return "matched by words" if words else ""
 
 
 def register_tools(server: MCPServer, services: Services) -> None:
@@ -108,13 +134,13 @@ def register_tools(server: MCPServer, services: Services) -> None:
         found = await call(lambda: services.search.search(profile, query, limit=limit, kind=kind, tags=tags))
         model = out.SearchOut(
             query=found.query, matched_count=found.matched_count, returned_count=found.returned_count,
-            mode=found.mode, facts=[out.ScoredFactOut.scored(s) for s in found.facts],
+            mode=found.mode, facts=[out.ScoredFactOut.scored(s, rank) for rank, s in enumerate(found.facts, 1)],
         )
         matched = "unknown" if found.matched_count is None else str(found.matched_count)
         head = f"matched {matched}, returned {found.returned_count} ({found.mode})"
         if found.matched_count == 0:
             head += ": memory does not know this"
-        body = "\n".join(_line(s.fact, s.score) for s in found.facts)
+        body = "\n".join(_line(f.fact, why=_why(f), rank=rank) for rank, f in enumerate(found.facts, 1))
         return _result(model, f"{head}\n{body}".rstrip())
 
     @server.tool(

@@ -57,11 +57,18 @@ def test_human_token_issue_prints_a_registration(env: dict[str, str]) -> None:
     run("profile", "create", "work")
     code, out = run("token", "issue", "work", "--alias", "mem")
     assert code == 0
-    assert 'claude mcp add --transport http mem http://127.0.0.1:9123/mcp/work --header "Authorization: Bearer mem_' \
-        in out
-    registration = json.loads(out[out.index("{"):])
-    assert registration["mem"]["type"] == "http" and registration["mem"]["url"].endswith("/mcp/work")
-    assert registration["mem"]["headers"]["Authorization"].startswith("Bearer mem_")
+    token = out.splitlines()[1].strip()
+    assert token.startswith("mem_")
+    assert f'claude mcp add --transport http mem http://127.0.0.1:9123/mcp/work --header "Authorization: Bearer ' \
+           f'{token}"' in out
+    assert '[mcp_servers.mem]\nurl = "http://127.0.0.1:9123/mcp/work"\nbearer_token_env_var = "MEM_TOKEN"' in out
+    assert f"export MEM_TOKEN={token}" in out
+    start = out.index('{\n  "mcpServers"')
+    registration = json.loads(out[start:out.index("\n}\n", start) + 2])
+    assert registration == {"mcpServers": {"mem": {"type": "http", "url": "http://127.0.0.1:9123/mcp/work",
+                                                   "headers": {"Authorization": f"Bearer {token}"}}}}
+    curl = next(line for line in out.splitlines() if line.startswith("curl "))
+    assert "tools/list" in curl and token in curl and "/mcp/work" in curl
 
 
 @pytest.mark.parametrize(

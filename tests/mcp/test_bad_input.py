@@ -32,6 +32,20 @@ GOOD = {"title": "T", "text": "some text", "kind": "project"}
         ("memory_update", {"uid": "f_doesnotexist"}, "unknown uid"),
         ("memory_forget", {"uid": "f_doesnotexist"}, "unknown uid"),
         ("memory_forget", {"uid": "f_x", "reason": "r" * 501}, "reason must be at most 500"),
+        # One rule for types: what the input schema says, no silent coercion (true is not 1, "8" is not 8).
+        ("memory_search", {"query": "x", "limit": True}, "memory_search: argument limit: input should be a valid integer (got true)"),
+        ("memory_search", {"query": "x", "limit": "8"}, "argument limit: input should be a valid integer (got '8')"),
+        ("memory_recent", {"limit": 2.5}, "argument limit: input should be a valid integer"),
+        ("memory_search", {"query": "x", "kind": ""}, "memory_search: unknown kind ''"),
+        ("memory_recent", {"kind": ""}, "unknown kind ''"),
+        ("memory_write", {**GOOD, "title": 7}, "memory_write: argument title: input should be a valid string (got 7)"),
+        ("memory_write", {"text": "t", "kind": "user"}, "memory_write: argument title is required"),
+        ("memory_search", {}, "memory_search: argument query is required"),
+        ("memory_update", {"title": "x"}, "memory_update: argument uid is required"),
+        # NUL characters: PostgreSQL cannot store them, so neither store takes them.
+        ("memory_write", {**GOOD, "title": "a\x00b"}, "title must not contain NUL characters"),
+        ("memory_write", {**GOOD, "text": "a\x00b"}, "text must not contain NUL characters"),
+        ("memory_search", {"query": "a\x00b"}, "query must not contain NUL characters"),
     ],
 )
 async def test_refused_input(base_url: str, alpha: ProfileAccess, services: Services, tool: str,
@@ -39,6 +53,7 @@ async def test_refused_input(base_url: str, alpha: ProfileAccess, services: Serv
     async with mcp_client(base_url, "alpha", alpha.token) as client:
         message = await call_error(client, tool, **arguments)
         assert expected in message and "\n" not in message.strip()
+        assert message.startswith(f"{tool}: ") and "https://" not in message
         assert (await call(client, "memory_recent"))["facts"] == []  # the session still works
     queries = httpx.get(f"{base_url}/api/alpha/queries", headers=alpha.headers).json()["queries"]
     assert queries == []  # refused searches are not logged

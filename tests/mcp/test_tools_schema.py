@@ -31,6 +31,9 @@ async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAcce
     assert search["properties"]["kind"]["enum"] == [
         "user", "preference", "project", "reference", "research", "decision"
     ]
+    for tool in tools.values():  # optional arguments are left out: no `default: null` on a typed property
+        for name, prop in tool.input_schema["properties"].items():
+            assert prop.get("default", 0) is not None and isinstance(prop.get("type"), str), (tool.name, name)
     write = tools["memory_write"].input_schema
     assert sorted(write["required"]) == ["kind", "text", "title"]
     assert write["properties"]["title"]["maxLength"] == 200

@@ -1,0 +1,55 @@
+"""The SDK's MCPServer with one change: every tool error is one line that starts with the tool's name, and a
+call whose arguments do not fit the input schema names the argument.
+
+The SDK reports argument errors as pydantic's multi-line dump (with a documentation URL) and prefixes our own
+errors with "Error executing tool"; agents relay both badly. Crashes keep the SDK's generic message (their
+detail stays in the server log); the protocol and everything else are the SDK's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
+
+MAX_LISTED = 3  # problems named in one message
+
+
+def describe(tool: str, error: ValidationError) -> str:
+    """`memory_search: argument limit: must be an integer (got true); argument query: is required`."""
+    parts = []
+    for item in error.errors()[:MAX_LISTED]:
+        name = ".".join(str(p) for p in item.get("loc", ()) if p != "__root__") or "arguments"
+        if item.get("type") == "missing":
+            parts.append(f"argument {name} is required")
+            continue
+        message = str(item.get("msg", "is invalid")).rstrip(".")
+        message = message[0].lower() + message[1:] if message else "is invalid"
+        got = item.get("input")
+        shown = "null" if got is None else ("true" if got is True else "false" if got is False else repr(got))
+        if len(shown) > 40:
+            shown = shown[:37] + "..."
+        parts.append(f"argument {name}: {message} (got {shown})")
+    more = len(error.errors()) - MAX_LISTED
+    if more > 0:
+        parts.append(f"and {more} more")
+    return f"{tool}: " + "; ".join(parts)
+
+
+class MemoryMCPServer(MCPServer):
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None
+                        ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(describe(name, cause)) from cause
+            if isinstance(cause, ToolError):  # raised by the tool itself: its own one-line reason
+                raise ToolError(f"{name}: {cause}") from cause
+            raise

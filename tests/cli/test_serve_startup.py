@@ -1,0 +1,118 @@
+"""`memory serve` as a user runs it (a real process): a configuration it cannot serve is one line on stderr
+naming the variable and the value, exit code 1, and no banner; a good one serves on the port it names."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.postgres import free_port
+
+
+def serve(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    values = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", **env}
+    return subprocess.run([sys.executable, "-m", "service", "serve"], env=values, capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"MEMORY_PORT": "abc"}, "MEMORY_PORT='abc': input should be a valid integer"),
+    ({"MEMORY_PORT": "70000"}, "MEMORY_PORT='70000': input should be less than or equal to 65535"),
+    ({"MEMORY_BIND": "0.0.0.0:8080"}, "MEMORY_BIND='0.0.0.0:8080': an address without a port"),
+    ({"MEMORY_BIND": "10.254.254.254"}, "MEMORY_BIND='10.254.254.254': this machine has no such address"),
+    ({"MEMORY_BIND": "no-such-host.invalid"}, "MEMORY_BIND='no-such-host.invalid': not an address"),
+    ({"MEMORY_SEARCH": "opensearch"}, "MEMORY_SEARCH=opensearch needs MEMORY_OPENSEARCH_URL"),
+])
+def test_a_configuration_it_cannot_serve_is_one_line_and_exit_1(tmp_path: Path, env: dict[str, str],
+                                                                expected: str) -> None:
+    result = serve(tmp_path, **env)
+    assert result.returncode == 1, result
+    assert result.stdout == ""  # no banner before the failure
+    assert result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "pydantic.dev" not in result.stderr
+
+
+def test_a_port_in_use_names_the_port(tmp_path: Path, busy_port: int) -> None:
+    result = serve(tmp_path, MEMORY_PORT=str(busy_port))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == (f"error: MEMORY_PORT={busy_port}: port {busy_port} on 127.0.0.1 is already "
+                                     "in use (another `memory serve`?); stop it or choose another MEMORY_PORT")
+
+
+def test_a_good_configuration_serves_on_its_port(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port)}
+    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()  # type: ignore[union-attr]
+            time.sleep(0.2)
+    finally:
+        process.terminate()
+        out, _ = process.communicate(timeout=30)
+    base = f"http://127.0.0.1:{port}"  # the banner, once serving was possible: one line, the dashboard named
+    assert out.splitlines() == [f"memory service on {base}: MCP at {base}/mcp/<profile>, dashboard at {base}/ui/"]
+
+
+def test_a_client_that_goes_away_mid_request_is_one_warning_line(tmp_path: Path) -> None:
+    import json
+
+    from service.config import Settings
+    from service.container import build_services
+
+    services = build_services(Settings(data_dir=tmp_path, embedder="none"))
+    services.profiles.create("alpha")
+    token = services.profiles.issue_token("alpha").token
+    services.close()
+    port = free_port()
+    env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port)}
+    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+            assert time.monotonic() < deadline
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "memory_search", "arguments": {"query": "hello"}}}).encode()
+        head = (f"POST /mcp/alpha HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                f"Content-Length: {len(body) + 10}\r\n\r\n").encode()
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(head + body)  # ten bytes short: then gone
+        time.sleep(1.0)
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200  # still serving
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    lines = [line for line in err.splitlines() if "disconnected" in line]
+    assert lines == ["WARNING:     mcp.server.streamable_http: client disconnected before its request was read "
+                     "(Error handling POST request)"], err
+    assert "Traceback" not in err and "╭" not in err
