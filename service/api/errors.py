@@ -9,7 +9,6 @@ Bad query parameters are 400, never FastAPI's 422. Headers of an HTTP error (All
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,8 +18,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.errors import BackendUnavailable, Conflict, InvalidInput, MemoryServiceError, NotFound, Unauthorized
-
-log = logging.getLogger(__name__)
 
 STATUS: dict[type[MemoryServiceError], int] = {
     InvalidInput: 400,

@@ -45,9 +45,10 @@ async def test_401_is_a_json_rpc_error_and_the_same_answer_as_rest(base_url: str
     assert rest.json()["error"]["message"] == body["error"]["message"]
 
 
-async def test_the_sdk_client_shows_the_servers_401_message(base_url: str, alpha: ProfileAccess) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_client_shows_the_servers_401_message(base_url: str, alpha: ProfileAccess, mode: str) -> None:
     with pytest.raises(BaseException) as raised:
-        async with mcp_client(base_url, "alpha", "mem_wrong", mode="legacy") as client:
+        async with mcp_client(base_url, "alpha", "mem_wrong", mode=mode) as client:
             await client.list_tools()
     messages = " ".join(str(e) for e in _flatten(raised.value) if isinstance(e, MCPError))
     assert "profile named in the URL" in messages, [repr(e) for e in _flatten(raised.value)]
