@@ -56,8 +56,8 @@ class InvalidDocument(InvalidInput):
 
     def __init__(self, problems: list[dict[str, str]]) -> None:
         first = problems[0] if problems else {"where": "", "field": "", "problem": ""}
-        super().__init__(f"the document has {len(problems)} problem(s), nothing was imported; first: "
-                         f"{first['where']} {first['field']}: {first['problem']}")
+        self.summary = f"the document has {len(problems)} problem(s), nothing was imported"
+        super().__init__(f"{self.summary}; first: {first['where']} {first['field']}: {first['problem']}")
         self.problems = problems
 
 

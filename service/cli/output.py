@@ -39,7 +39,8 @@ def failures(as_json: bool) -> Iterator[None]:
                 error["problems"] = problems
             typer.echo(json.dumps({"error": error}, ensure_ascii=False))
         else:
-            err_console.print(f"[red]error:[/red] {exc.message}", highlight=False, soft_wrap=True)
+            headline = getattr(exc, "summary", exc.message)  # the problems follow, one a line
+            err_console.print(f"[red]error:[/red] {headline}", highlight=False, soft_wrap=True)
             for problem in problems or []:
                 field = f" {problem['field']}" if problem["field"] else ""
                 err_console.print(f"  {problem['where']}{field}: {problem['problem']}", highlight=False,
