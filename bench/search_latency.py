@@ -547,7 +547,9 @@ def served(data_dir: Path, args: argparse.Namespace) -> Iterator[tuple[str, int]
     embedder is loaded and the search index is warm, so the timings are those of a running service."""
     port = free_port()
     env = {**os.environ, "MEMORY_DATA_DIR": str(data_dir), "MEMORY_EMBEDDER": args.embedder,
-           "MEMORY_TORCH_THREADS": str(args.threads), "MEMORY_PORT": str(port), "MEMORY_SEARCH": args.search}
+           "MEMORY_PORT": str(port), "MEMORY_SEARCH": args.search}
+    if args.threads:
+        env["MEMORY_TORCH_THREADS"] = str(args.threads)
     if args.search == "opensearch":
         env["MEMORY_OPENSEARCH_URL"] = args.opensearch_url
     proc = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, cwd=ROOT,
@@ -579,7 +581,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     console.rule(f"[bold]{n:,} facts, search={args.search}, embedder={args.embedder}")
     result: dict[str, Any] = {"n": n}
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
-        settings = Settings(data_dir=Path(tmp), embedder=args.embedder, torch_threads=args.threads)
+        settings = Settings(data_dir=Path(tmp), embedder=args.embedder,
+                            **({"torch_threads": args.threads} if args.threads else {}))
         services = build_services(settings)
         try:
             if services.embedder.enabled:
@@ -691,7 +694,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="distinct memory_search calls (default 200)")
     parser.add_argument("--repeated", type=int, default=200, help="calls cycling over 10 queries (default 200)")
     parser.add_argument("--writes", type=int, default=50, help="memory_write calls (default 50)")
-    parser.add_argument("--threads", type=int, default=1, help="MEMORY_TORCH_THREADS of the service (default 1)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="MEMORY_TORCH_THREADS of the service (default: the service's default)")
     parser.add_argument("--seed-threads", type=int, default=os.cpu_count() or 1,
                         help="torch threads while embedding the seed facts (default: all CPUs)")
     parser.add_argument("--seed", type=int, default=11, help="random seed")

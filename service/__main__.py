@@ -1,3 +1,3 @@
-from service.cli.main import app
+from service.cli.entry import main
 
-app()
+main()

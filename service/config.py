@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -33,7 +34,8 @@ class Settings(BaseSettings):
     embedder_model: str = "text-embedding-3-small"
     embedder_api_key: str | None = None
     embedder_timeout: float = Field(default=10.0, gt=0)
-    torch_threads: int = Field(default=1, ge=1, le=64)  # MiniLM's intra-op threads, on ONNX Runtime or torch
+    # MiniLM's intra-op threads (ONNX Runtime or torch): 2, or 1 on a one-core machine (bench/breakdown.py).
+    torch_threads: int = Field(default_factory=lambda: min(2, os.cpu_count() or 1), ge=1, le=64)
     # MiniLM's runtime: onnx = ONNX Runtime with a graph built from the weights (no torch); torch = the
     # [torch] extra's sentence-transformers. "auto" (the old default) is read as onnx.
     embedder_runtime: Literal["onnx", "torch"] = "onnx"

@@ -35,6 +35,7 @@ def serve(
 ) -> None:
     """Run the service (REST, MCP at /mcp/{profile}, health checks)."""
     from service import logs
+    from service.cli.entry import early_embedder
     from service.cli.listen import open_listener
     from service.container import build_embedder
 
@@ -43,8 +44,8 @@ def serve(
         settings = Settings(**overrides)  # type: ignore[arg-type]
         listener = open_listener(settings)  # before the banner: a bad address or a busy port is one line
         logs.configure()  # before the MCP server is built (it would install its own rich handler)
-        embedder = build_embedder(settings)
-        embedder.start()  # first: the model loads in the background while the web stack imports and starts
+        embedder = early_embedder(settings) or build_embedder(settings)  # started by service.cli.entry if it could
+        embedder.start()  # loads in the background while the web stack imports and starts (no-op if started)
         import uvicorn
 
         from service.api.app import create_app

@@ -38,3 +38,22 @@ def test_embedder_bench_runs() -> None:
     assert "first start (build)" in out and "warm start (cached)" in out and "build in memory" in out
     assert "vs sentence-transformers fixture: max |diff|" in out
     assert "fresh data dir (graph built)" in out and "ready after" in out
+
+
+@pytest.mark.model
+def test_breakdown_runs() -> None:
+    out = run("bench/breakdown.py", "--sizes", "30", "--calls", "5")
+    assert "memory_search at 30 facts" in out and "memory_write at 30 facts" in out
+    assert "HTTP + MCP framing" in out and "query-log write" in out
+
+
+def test_search_latency_against_opensearch_runs(real_opensearch: str) -> None:
+    out = run("bench/search_latency.py", "--sizes", "30", "--queries", "4", "--repeated", "2", "--writes", "1",
+              "--embedder", "none", "--search", "opensearch", "--opensearch-url", real_opensearch)
+    assert "search=opensearch" in out and "search (distinct)" in out
+
+
+@pytest.mark.model
+def test_retrieval_against_opensearch_runs(real_opensearch: str) -> None:
+    out = run("bench/retrieval.py", "--backend", "opensearch", "--opensearch-url", real_opensearch)
+    assert "matched_count equal on" in out and "top-5 overlap" in out

@@ -166,6 +166,17 @@ def seed(base_url: str, access: ProfileAccess, *, extra_facts: int = 0) -> Seede
         return pool.submit(anyio.run, _seed, base_url, access, extra_facts).result(timeout=120)
 
 
+async def _tool(base_url: str, access: ProfileAccess, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async with mcp_client(base_url, access.name, access.token) as client:
+        return await call(client, tool, **arguments)
+
+
+def tool(base_url: str, access: ProfileAccess, name: str, **arguments: Any) -> dict[str, Any]:
+    """Call one MCP tool (it must succeed), from a worker thread like `seed`; its structured content."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, _tool, base_url, access, name, arguments).result(timeout=60)
+
+
 @pytest.fixture
 def seeded(base_url: str, alpha: ProfileAccess) -> Seeded:
     return seed(base_url, alpha)

@@ -162,8 +162,9 @@ function apiUrl(path, params = {}) {
   return url;
 }
 
-async function api(path, params = {}, auth = state.auth) {
-  busy(+1);
+// `quiet` requests (background look-ups) do not show the spinner.
+async function api(path, params = {}, auth = state.auth, { quiet = false } = {}) {
+  if (!quiet) busy(+1);
   try {
     let response;
     try {
@@ -193,12 +194,58 @@ async function api(path, params = {}, auth = state.auth) {
     }
     return body;
   } finally {
-    busy(-1);
+    if (!quiet) busy(-1);
   }
 }
 
 function profilePath(suffix) {
   return `${encodeURIComponent(state.auth.profile)}/${suffix}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fact look-ups: the title and status of a fact named only by its uid (query log, top facts).
+// One GET /api/{profile}/facts/{uid} per uid and page load (cached), at most FACT_LOOKUPS at a time, quiet:
+// no spinner and no banner. A fact that cannot be fetched resolves to null and keeps its uid as its label.
+
+const FACT_LOOKUPS = 4;
+const lookups = { auth: null, cache: new Map(), queue: [], active: 0 };
+
+function lookupFact(uid) {
+  if (lookups.auth !== state.auth) {
+    lookups.auth = state.auth; // another sign-in: another profile or token, a fresh cache
+    lookups.cache = new Map();
+  }
+  if (!lookups.cache.has(uid)) lookups.cache.set(uid, queueLookup(uid, state.auth));
+  return lookups.cache.get(uid);
+}
+
+function queueLookup(uid, auth) {
+  return new Promise((resolve) => {
+    // A look-up still queued when the reviewer logs out is dropped, not sent with the old token.
+    lookups.queue.push(async () => resolve(auth && state.auth === auth ? await fetchFactQuietly(uid, auth) : null));
+    pumpLookups();
+  });
+}
+
+async function fetchFactQuietly(uid, auth) {
+  try {
+    const path = `${encodeURIComponent(auth.profile)}/facts/${encodeURIComponent(uid)}`;
+    const detail = await api(path, {}, auth, { quiet: true });
+    return detail && detail.fact ? detail.fact : null;
+  } catch {
+    return null;
+  }
+}
+
+function pumpLookups() {
+  while (lookups.active < FACT_LOOKUPS && lookups.queue.length) {
+    const job = lookups.queue.shift();
+    lookups.active += 1;
+    job().finally(() => {
+      lookups.active -= 1;
+      pumpLookups();
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,6 +401,20 @@ function dayTs(day) {
   return Date.parse(`${day}T00:00:00Z`) / 1000;
 }
 
+// The legend of a daily chart: the hovered day's values, and the window's totals when no day is hovered.
+function windowTotalLabel(days) {
+  return `total of ${days} days`;
+}
+
+function dayLegendValue(rows) {
+  return (u, ts, sidx, idx) => (idx == null ? windowTotalLabel(rows.length) : new Date(ts * 1000).toISOString().slice(0, 10));
+}
+
+function countLegendValue(rows, key) {
+  const total = rows.reduce((sum, r) => sum + Number(r[key] || 0), 0);
+  return (u, v, sidx, idx) => fmtInt(idx == null ? total : v);
+}
+
 // A per-day bar chart: one x point per day of the window, quiet days drawn as zero.
 function dailyChart(container, rows, series, { overlay = false } = {}) {
   const xs = rows.map((r) => dayTs(r.date));
@@ -362,7 +423,7 @@ function dailyChart(container, rows, series, { overlay = false } = {}) {
   const n = series.length;
   const uSeries = series.map((s, i) => ({
     label: s.label,
-    value: (u, v) => (v == null ? "–" : fmtInt(v)),
+    value: countLegendValue(rows, s.key),
     stroke: s.stroke,
     fill: s.fill,
     width: 0,
@@ -380,7 +441,7 @@ function dailyChart(container, rows, series, { overlay = false } = {}) {
         x: { time: true, range: (u, min, max) => [min - 43200, max + 43200] },
         y: countScale(),
       },
-      series: [{ label: "Day", value: (u, ts) => (ts == null ? "–" : new Date(ts * 1000).toISOString().slice(0, 10)) }, ...uSeries],
+      series: [{ label: "Day", value: dayLegendValue(rows) }, ...uSeries],
       axes: [{ stroke: COLORS.axis, grid: { show: false }, ticks: { stroke: COLORS.grid } }, countAxis()],
       cursor: { drag: { x: false, y: false }, points: { show: false } },
       legend: { live: true },
@@ -451,6 +512,12 @@ function stat(label, value, testid, opts = {}) {
   );
 }
 
+// A column header: a label, or {label, num (right-aligned), wide (hidden on a phone)}.
+function headerCell(x) {
+  const cls = [x.num && "num", x.wide && "wide-only"].filter(Boolean).join(" ");
+  return h("th", { scope: "col", class: cls || null }, x.label || x);
+}
+
 function table(headers, rows, opts = {}) {
   return h(
     "div",
@@ -459,7 +526,7 @@ function table(headers, rows, opts = {}) {
       "table",
       { testid: opts.testid, class: opts.class },
       opts.caption ? h("caption", { class: opts.captionHidden ? "visually-hidden" : "" }, opts.caption) : null,
-      h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col", class: x.num ? "num" : "" }, x.label || x)))),
+      h("thead", {}, h("tr", {}, headers.map(headerCell))),
       h("tbody", {}, rows),
     ),
   );
@@ -474,8 +541,27 @@ function meter(value, max, cls = "") {
   return h("span", { class: `meter ${cls}`.trim(), "aria-hidden": "true" }, h("span", { style: `width:${width}%` }));
 }
 
-function statusBadge(status) {
-  return h("span", { class: `badge status-${status}` }, status);
+function statusBadge(status, testid) {
+  return h("span", { class: `badge status-${status}`, testid }, status);
+}
+
+// A link to a fact named by its uid: labelled by the uid until the fact's title arrives (lookupFact), the uid
+// kept as the tooltip (and as small text with `showUid`); a retired or superseded fact gets its status badge.
+// data-resolved on the link says how it ended: "title" or "uid" (the fact could not be fetched).
+function factLabel(uid, { title = "", testid = "fact-label", showUid = false } = {}) {
+  const link = h("a", { href: factHref(uid), class: title ? null : "uid-text", title: uid, testid, dataset: { uid } }, title || uid);
+  const label = h("span", { class: "fact-label" }, link);
+  lookupFact(uid).then((fact) => fillFactLabel(label, link, fact, showUid));
+  return label;
+}
+
+function fillFactLabel(label, link, fact, showUid) {
+  link.dataset.resolved = fact ? "title" : "uid";
+  if (!fact) return;
+  link.textContent = fact.title;
+  link.classList.remove("uid-text");
+  if (showUid) label.append(" ", h("span", { class: "uid-hint" }, fact.uid));
+  if (fact.status !== "active") label.append(" ", statusBadge(fact.status, "fact-label-status"));
 }
 
 function tagList(tags) {
@@ -514,6 +600,29 @@ function windowSelector(onChange) {
 
 // ---------------------------------------------------------------------------------------------
 // View: overview (query-log summary + store shape)
+
+// The summary names each top fact by uid and current title; its status (a top fact may since have been
+// retired or superseded) comes from the fact itself, through factLabel.
+function topFactsCard(topFacts) {
+  return card(
+    "Top facts",
+    { id: "h-topf", help: "Facts that were the best hit most often; marked when since retired or superseded." },
+    topFacts.length
+      ? table(
+          ["Fact", { label: "Best hit", num: true }],
+          topFacts.map((f) =>
+            h(
+              "tr",
+              { testid: "top-fact", dataset: { uid: f.uid } },
+              h("td", {}, factLabel(f.uid, { title: f.title, testid: "top-fact-link" })),
+              h("td", { class: "num" }, fmtInt(f.count)),
+            ),
+          ),
+          { testid: "top-facts", caption: "Top facts", captionHidden: true },
+        )
+      : empty("No search returned a fact in this window.", "top-facts-empty"),
+  );
+}
 
 async function viewOverview(view, seq) {
   const days = state.days;
@@ -605,7 +714,8 @@ async function viewOverview(view, seq) {
     {
       id: "h-daily",
       class: "wide",
-      help: "Blue: all searches. Red: searches that found nothing (zero-match), drawn over the blue bar of the same day.",
+      help: "Blue: all searches. Red: searches that found nothing (zero-match), drawn over the blue bar of the same day. " +
+        "The legend gives the window's totals; point at a day for its own.",
     },
     dailyBox,
     dailyTable,
@@ -700,24 +810,7 @@ async function viewOverview(view, seq) {
         )
       : empty("No tagged searches in this window.", "top-tags-empty"),
   );
-  const topFacts = card(
-    "Top facts",
-    { id: "h-topf", help: "Facts that were the best hit most often." },
-    summary.top_facts.length
-      ? table(
-          ["Fact", { label: "Best hit", num: true }],
-          summary.top_facts.map((f) =>
-            h(
-              "tr",
-              {},
-              h("td", {}, h("a", { href: factHref(f.uid), testid: "top-fact-link", dataset: { uid: f.uid } }, f.title || f.uid)),
-              h("td", { class: "num" }, fmtInt(f.count)),
-            ),
-          ),
-          { testid: "top-facts", caption: "Top facts", captionHidden: true },
-        )
-      : empty("No search returned a fact in this window.", "top-facts-empty"),
-  );
+  const topFacts = topFactsCard(summary.top_facts);
 
   // Store shape
   const kindsBox = h("div", { class: "chart", role: "img", "aria-label": "Active facts by kind", testid: "kinds-chart" });
@@ -807,6 +900,49 @@ function matchedCell(row) {
   return h("td", { class: "num" }, row.matched_count === 0 ? h("span", { class: "badge miss" }, "0") : fmtInt(row.matched_count));
 }
 
+// Columns: the important ones first; those marked `wide` are hidden on a phone (the row's details have them),
+// where the time moves under the query.
+const QUERY_COLUMNS = [
+  { label: "When", wide: true },
+  "Query",
+  { label: "Matched", num: true },
+  { label: "Returned", num: true, wide: true },
+  "Top hit",
+  { label: "Tags", wide: true },
+  { label: "Kind", wide: true },
+  { label: "Latency", num: true, wide: true },
+];
+
+function queryRow(q, open) {
+  const muted = () => h("span", { class: "muted" }, "—");
+  return h(
+    "tr",
+    {
+      class: `clickable ${q.matched_count === 0 ? "miss" : ""}`.trim(),
+      tabindex: "0",
+      testid: "query-row",
+      dataset: { id: String(q.id) },
+      onclick: (e) => {
+        if (!e.target.closest("a")) open();
+      },
+      onkeydown: (e) => {
+        if (e.target === e.currentTarget && (e.key === "Enter" || e.key === " ")) {
+          e.preventDefault();
+          open();
+        }
+      },
+    },
+    h("td", { class: "nowrap wide-only" }, fmtTime(q.created_at)),
+    h("td", { class: "query-text" }, q.query, h("span", { class: "phone-only when" }, fmtTime(q.created_at))),
+    matchedCell(q),
+    h("td", { class: "num wide-only" }, fmtInt(q.returned_count)),
+    h("td", { class: "top-hit", testid: "top-hit" }, q.top_uid ? factLabel(q.top_uid, { testid: "top-hit-link" }) : muted()),
+    h("td", { class: "wide-only" }, q.tags && q.tags.length ? q.tags.join(", ") : muted()),
+    h("td", { class: "wide-only" }, q.kind || muted()),
+    h("td", { class: "num wide-only" }, fmtMs(q.latency_ms)),
+  );
+}
+
 async function viewQueries(view, seq, selectedId) {
   const listing = await api(profilePath("queries"), { limit: state.queriesLimit });
   if (seq !== state.renderSeq) return;
@@ -824,36 +960,12 @@ async function viewQueries(view, seq, selectedId) {
     QUERY_LIMITS.map((n) => h("option", { value: n, selected: n === state.queriesLimit }, String(n))),
   );
   const rows = listing.queries.map((q) => {
-    const open = () => {
-      for (const tr of view.querySelectorAll("tr.selected")) tr.classList.remove("selected");
+    const tr = queryRow(q, () => {
+      for (const other of view.querySelectorAll("tr.selected")) other.classList.remove("selected");
       tr.classList.add("selected");
       history.replaceState(null, "", `#/queries/${q.id}`);
       showQueryDetail(detail, q.id, seq);
-    };
-    const tr = h(
-      "tr",
-      {
-        class: `clickable ${q.matched_count === 0 ? "miss" : ""}`.trim(),
-        tabindex: "0",
-        testid: "query-row",
-        dataset: { id: String(q.id) },
-        onclick: open,
-        onkeydown: (e) => {
-          if (e.key === "Enter" || e.key === " ") {
-            e.preventDefault();
-            open();
-          }
-        },
-      },
-      h("td", { class: "nowrap" }, fmtTime(q.created_at)),
-      h("td", { class: "query-text" }, q.query),
-      h("td", {}, q.tags && q.tags.length ? q.tags.join(", ") : h("span", { class: "muted" }, "—")),
-      h("td", {}, q.kind || h("span", { class: "muted" }, "—")),
-      matchedCell(q),
-      h("td", { class: "num" }, fmtInt(q.returned_count)),
-      h("td", { class: "nowrap" }, q.top_uid ? h("a", { href: factHref(q.top_uid), onclick: (e) => e.stopPropagation() }, q.top_uid) : h("span", { class: "muted" }, "—")),
-      h("td", { class: "num" }, fmtMs(q.latency_ms)),
-    );
+    });
     if (selectedId && String(q.id) === String(selectedId)) tr.classList.add("selected");
     return tr;
   });
@@ -869,11 +981,7 @@ async function viewQueries(view, seq, selectedId) {
       `Recent searches (${listing.queries.length})`,
       { id: "h-queries", class: "wide" },
       listing.queries.length
-        ? table(
-            ["When", "Query", "Tags", "Kind", { label: "Matched", num: true }, { label: "Returned", num: true }, "Top hit", { label: "Latency", num: true }],
-            rows,
-            { testid: "queries-table", caption: "Recent searches", captionHidden: true },
-          )
+        ? table(QUERY_COLUMNS, rows, { testid: "queries-table", caption: "Recent searches", captionHidden: true })
         : empty("No searches recorded yet. Each memory_search call adds a row here."),
     ),
   );
@@ -890,45 +998,49 @@ async function showQueryDetail(slot, id, seq) {
     return;
   }
   if (seq !== state.renderSeq) return;
-  const results = row.results || [];
-  slot.replaceChildren(
-    card(
-      `Search #${row.id}`,
-      { id: "h-detail", class: "wide", testid: "query-detail" },
-      h("p", { class: "query-big" }, row.query),
-      h(
-        "dl",
-        { class: "meta" },
-        h("dt", {}, "When"), h("dd", {}, fmtTime(row.created_at)),
-        h("dt", {}, "Matched"), h("dd", {}, row.matched_count === null ? "unknown (not known exactly)" : fmtInt(row.matched_count)),
-        h("dt", {}, "Returned"), h("dd", {}, `${fmtInt(row.returned_count)} (limit ${row.limit ?? "—"})`),
-        h("dt", {}, "Filters"), h("dd", {}, `kind: ${row.kind || "any"}; tags: ${row.tags && row.tags.length ? row.tags.join(", ") : "none"}`),
-        h("dt", {}, "Mode"), h("dd", {}, row.mode || "—"),
-        row.inactive_matched !== undefined && row.inactive_matched !== null
-          ? [h("dt", {}, "Retired/superseded matched"), h("dd", {}, fmtInt(row.inactive_matched))]
-          : null,
-        h("dt", {}, "Latency"), h("dd", {}, fmtMs(row.latency_ms)),
-      ),
-      results.length
-        ? table(
-            [{ label: "#", num: true }, "Fact", { label: "Fused", num: true }, { label: "Lexical", num: true }, { label: "Vector", num: true }],
-            results.map((r, i) =>
-              h(
-                "tr",
-                { testid: "query-result" },
-                h("td", { class: "num" }, String(i + 1)),
-                h("td", {}, h("a", { href: factHref(r.uid) }, r.uid)),
-                h("td", { class: "num" }, fmtScore(r.score)),
-                h("td", { class: "num" }, fmtScore(r.lexical)),
-                h("td", { class: "num" }, fmtScore(r.vector)),
-              ),
-            ),
-            { testid: "query-results", caption: "Facts returned", captionHidden: true },
-          )
-        : empty("This search handed back nothing.", "query-results-empty"),
-    ),
-  );
+  slot.replaceChildren(queryDetailCard(row));
   slot.scrollIntoView({ block: "nearest" });
+}
+
+function queryDetailCard(row) {
+  const results = row.results || [];
+  return card(
+    `Search #${row.id}`,
+    { id: "h-detail", class: "wide", testid: "query-detail" },
+    h("p", { class: "query-big" }, row.query),
+    h(
+      "dl",
+      { class: "meta" },
+      h("dt", {}, "When"), h("dd", {}, fmtTime(row.created_at)),
+      h("dt", {}, "Matched"), h("dd", {}, row.matched_count === null ? "unknown (not known exactly)" : fmtInt(row.matched_count)),
+      h("dt", {}, "Returned"), h("dd", {}, `${fmtInt(row.returned_count)} (limit ${row.limit ?? "—"})`),
+      h("dt", {}, "Filters"), h("dd", {}, `kind: ${row.kind || "any"}; tags: ${row.tags && row.tags.length ? row.tags.join(", ") : "none"}`),
+      h("dt", {}, "Mode"), h("dd", {}, row.mode || "—"),
+      row.inactive_matched !== undefined && row.inactive_matched !== null
+        ? [h("dt", {}, "Retired/superseded matched"), h("dd", {}, fmtInt(row.inactive_matched))]
+        : null,
+      h("dt", {}, "Latency"), h("dd", {}, fmtMs(row.latency_ms)),
+    ),
+    results.length
+      ? table(
+          [{ label: "#", num: true }, "Fact", { label: "Fused", num: true }, { label: "Lexical", num: true }, { label: "Vector", num: true }],
+          results.map(resultRow),
+          { testid: "query-results", caption: "Facts returned", captionHidden: true },
+        )
+      : empty("This search handed back nothing.", "query-results-empty"),
+  );
+}
+
+function resultRow(r, i) {
+  return h(
+    "tr",
+    { testid: "query-result", dataset: { uid: r.uid } },
+    h("td", { class: "num" }, String(i + 1)),
+    h("td", { class: "result-fact" }, factLabel(r.uid, { testid: "result-link", showUid: true })),
+    h("td", { class: "num" }, fmtScore(r.score)),
+    h("td", { class: "num" }, fmtScore(r.lexical)),
+    h("td", { class: "num" }, fmtScore(r.vector)),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -942,16 +1054,19 @@ function factFilters(params) {
   };
 }
 
+// Status right after the title; the columns marked `wide` are hidden on a phone (the fact page has them).
+const FACT_COLUMNS = ["Title", "Status", { label: "Kind", wide: true }, "Tags", { label: "Created", wide: true }];
+
 function factRows(facts) {
   return facts.map((f) =>
     h(
       "tr",
       { testid: "fact-row", dataset: { uid: f.uid, status: f.status } },
-      h("td", {}, h("a", { href: factHref(f.uid), testid: "fact-link" }, f.title)),
-      h("td", {}, f.kind),
+      h("td", { class: "fact-title" }, h("a", { href: factHref(f.uid), testid: "fact-link" }, f.title)),
       h("td", {}, statusBadge(f.status)),
+      h("td", { class: "wide-only" }, f.kind),
       h("td", {}, tagList(f.tags)),
-      h("td", { class: "nowrap" }, fmtTime(f.created_at)),
+      h("td", { class: "nowrap wide-only" }, fmtTime(f.created_at)),
     ),
   );
 }
@@ -1031,7 +1146,7 @@ async function viewFacts(view, seq, params) {
             "table",
             { testid: "facts-table" },
             h("caption", { class: "visually-hidden" }, "Facts"),
-            h("thead", {}, h("tr", {}, ["Title", "Kind", "Status", "Tags", "Created"].map((x) => h("th", { scope: "col" }, x)))),
+            h("thead", {}, h("tr", {}, FACT_COLUMNS.map(headerCell))),
             tbody,
           ),
         ),
