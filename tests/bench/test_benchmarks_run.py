@@ -57,3 +57,8 @@ def test_search_latency_against_opensearch_runs(real_opensearch: str) -> None:
 def test_retrieval_against_opensearch_runs(real_opensearch: str) -> None:
     out = run("bench/retrieval.py", "--backend", "opensearch", "--opensearch-url", real_opensearch)
     assert "matched_count equal on" in out and "top-5 overlap" in out
+
+
+def test_concurrency_runs() -> None:
+    out = run("bench/concurrency.py", "--clients", "3", "--seconds", "1", "--facts", "5", "--embedder", "none")
+    assert "throughput:" in out and "errors: 0" in out and "acknowledged writes readable afterwards" in out
