@@ -48,6 +48,11 @@ class Settings(BaseSettings):
     public_url: str | None = None
     allowed_hosts: str = ""
     cors_origins: str = ""
+    # What `memory serve` enforces itself (README "Network and proxies"): connections served at once (more
+    # get a 503), seconds a client may take to send a request head, seconds an idle keep-alive connection stays.
+    max_connections: int = Field(default=200, ge=1, le=100_000)
+    head_timeout: float = Field(default=10.0, gt=0, le=3600)
+    keep_alive_timeout: float = Field(default=5.0, gt=0, le=3600)
 
     # Search tuning: see README "How search decides what matched".
     min_similarity: float = Field(default=0.30, ge=-1.0, le=1.0)

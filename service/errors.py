@@ -33,15 +33,32 @@ class Conflict(MemoryServiceError):
 
 
 class Unauthorized(MemoryServiceError):
-    """Missing, malformed, unknown or revoked token, or a token of another profile. Always the same answer."""
+    """Missing, malformed, unknown or revoked token, or a token of another profile. Always the same message.
+
+    `credential_sent` tells only whether a bearer token came with the request (RFC 6750 §3.1: no error code
+    when none did); a wrong token and a token of another profile are indistinguishable."""
 
     code = "unauthorized"
+
+    def __init__(self, message: str, *, credential_sent: bool = False) -> None:
+        super().__init__(message)
+        self.credential_sent = credential_sent
 
 
 class BackendUnavailable(MemoryServiceError):
     """A dependency (database, search mirror, embedder) cannot be reached right now."""
 
     code = "backend_unavailable"
+
+
+class InvalidDocument(InvalidInput):
+    """A document to import breaks rules in one or more places; `problems` lists each (where, field, problem)."""
+
+    def __init__(self, problems: list[dict[str, str]]) -> None:
+        first = problems[0] if problems else {"where": "", "field": "", "problem": ""}
+        self.summary = f"the document has {len(problems)} problem(s), nothing was imported"
+        super().__init__(f"{self.summary}; first: {first['where']} {first['field']}: {first['problem']}")
+        self.problems = problems
 
 
 class StartupFailed(MemoryServiceError):

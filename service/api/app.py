@@ -15,12 +15,13 @@ from starlette.routing import Route
 
 from service import __version__
 from service.api import errors
+from service.api.limits import RequestLimits
 from service.api.ui import mount_ui
 from service.api.routes import facts, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain.ports import Embedder
-from service.mcp.endpoint import MCPEndpoint, build_mcp_server, transport_security
+from service.mcp.endpoint import MCPEndpoint, MissingProfile, build_mcp_server, transport_security
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     endpoint = MCPEndpoint(services, manager)
     for path in ("/mcp/{profile}", "/mcp/{profile}/"):
         app.router.routes.append(Route(path, endpoint=endpoint, methods=["POST"]))
+    for path in ("/mcp", "/mcp/"):
+        app.router.routes.append(Route(path, endpoint=MissingProfile()))
     if settings.cors_origin_list:
         app.add_middleware(
             CORSMiddleware,
@@ -72,6 +75,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                            "Mcp-Session-Id", "Last-Event-ID"],
             expose_headers=["Mcp-Session-Id", "X-Memory-Source"],
         )
+    app.add_middleware(RequestLimits)  # added last: outermost, before CORS and routing
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 
@@ -102,7 +106,8 @@ def _warn_if_embedder_changed(services: Services) -> None:
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """OpenAPI without FastAPI's 422 (this API answers 400 for every bad parameter)."""
+    """OpenAPI without FastAPI's 422 (this API answers 400 for every bad parameter). Security is declared per
+    route by the routes' bearer dependency (service.api.deps.BEARER), so /healthz and /readyz need none."""
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
@@ -111,9 +116,5 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             operation.get("responses", {}).pop("422", None)
     for name in ("HTTPValidationError", "ValidationError"):
         schema.get("components", {}).get("schemas", {}).pop(name, None)
-    schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
-        "type": "http", "scheme": "bearer"
-    }
-    schema["security"] = [{"bearer": []}]
     app.openapi_schema = schema
     return schema

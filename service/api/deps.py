@@ -5,10 +5,21 @@ from __future__ import annotations
 from typing import Annotated
 
 import anyio
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from service.api.credentials import authorization
 from service.container import Services
+from service.domain.models import PROFILE_NAME
 from service.domain.profiles import ProfileRef
+
+# Documents the bearer requirement on each route that depends on it (OpenAPI per-route security); the header
+# itself is read by credentials.authorization, which also refuses duplicates.
+BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="A token of the profile in the path.")
+BearerDoc = Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]
+ProfileName = Annotated[str, Path(min_length=1, max_length=63, pattern=PROFILE_NAME.pattern,
+                                  description="Profile name: 1-63 characters of a-z 0-9 _ -, starting with a "
+                                              "letter or digit.")]
 
 
 def services(request: Request) -> Services:
@@ -18,16 +29,14 @@ def services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(services)]
 
 
-async def path_profile(
-    request: Request, svc: ServicesDep, profile: Annotated[str, Path(description="Profile name.")]
-) -> ProfileRef:
+async def path_profile(request: Request, svc: ServicesDep, profile: ProfileName, _: BearerDoc) -> ProfileRef:
     """The profile in the path, if the bearer token opens it; otherwise 401 (the same answer in every case)."""
-    return await anyio.to_thread.run_sync(svc.profiles.authenticate, request.headers.get("authorization"), profile)
+    return await anyio.to_thread.run_sync(svc.profiles.authenticate, authorization(request.headers), profile)
 
 
-async def token_profile(request: Request, svc: ServicesDep) -> ProfileRef:
+async def token_profile(request: Request, svc: ServicesDep, _: BearerDoc) -> ProfileRef:
     """The profile the bearer token opens (for /api/profiles)."""
-    return await anyio.to_thread.run_sync(svc.profiles.authenticate, request.headers.get("authorization"), None)
+    return await anyio.to_thread.run_sync(svc.profiles.authenticate, authorization(request.headers), None)
 
 
 ProfileDep = Annotated[ProfileRef, Depends(path_profile)]

@@ -1,11 +1,15 @@
-"""REST errors: one table from domain error to HTTP status, one JSON body shape for every error.
+"""Errors of both HTTP faces: one table from domain error to HTTP status, one renderer per face.
 
-Body: {"error": {"status": 400, "code": "invalid_parameter", "message": "...", "param": "limit"}}
-Bad query parameters are 400, never FastAPI's 422.
+REST body: {"error": {"status": 400, "code": "invalid_parameter", "message": "...", "param": "limit"}}
+MCP body (every path under /mcp): a JSON-RPC error object, because MCP clients (the Python SDK among them)
+show the server's message only when a non-2xx JSON body is one:
+{"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "...", "data": {"status": 401, ...}}}
+Bad query parameters are 400, never FastAPI's 422. Headers of an HTTP error (Allow on 405) are kept.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,7 +26,16 @@ STATUS: dict[type[MemoryServiceError], int] = {
     Conflict: 409,
     BackendUnavailable: 503,
 }
-HTTP_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
+HTTP_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
+              413: "payload_too_large", 414: "uri_too_long", 421: "host_not_allowed",
+              431: "header_fields_too_large", 503: "unavailable"}
+JSONRPC_INVALID_REQUEST = -32600
+JSONRPC_UNAUTHORIZED = -32001  # implementation-defined server error (JSON-RPC reserves -32000..-32099)
+JSONRPC_INTERNAL = -32603
+
+
+def is_mcp_path(path: str) -> bool:
+    return path == "/mcp" or path.startswith("/mcp/")
 
 
 def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
@@ -32,9 +45,37 @@ def error_body(status: int, code: str, message: str, param: str | None = None) -
     return {"error": error}
 
 
-def error_response(status: int, code: str, message: str, param: str | None = None) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(error_body(status, code, message, param), status_code=status, headers=headers)
+def jsonrpc_error_body(status: int, code: str, message: str, param: str | None = None,
+                       request_id: str | int | None = None, rpc_code: int | None = None) -> dict[str, Any]:
+    if rpc_code is None:
+        rpc_code = JSONRPC_UNAUTHORIZED if status == 401 else JSONRPC_INTERNAL if status >= 500 \
+            else JSONRPC_INVALID_REQUEST
+    data: dict[str, Any] = {"status": status, "code": code}
+    if param is not None:
+        data["param"] = param
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": rpc_code, "message": message, "data": data}}
+
+
+def unauthorized_challenge(exc: Unauthorized) -> str:
+    """RFC 6750 §3.1: no error code when no bearer credential came; invalid_token when one did and is refused."""
+    return 'Bearer error="invalid_token"' if exc.credential_sent else "Bearer"
+
+
+def error_response(path: str, status: int, code: str, message: str, param: str | None = None,
+                   headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The one error answer of both faces: the body shape follows the path, status and headers do not."""
+    all_headers = dict(headers or {})
+    if status == 401:
+        all_headers.setdefault("WWW-Authenticate", "Bearer")
+    body = jsonrpc_error_body(status, code, message, param) if is_mcp_path(path) \
+        else error_body(status, code, message, param)
+    return JSONResponse(body, status_code=status, headers=all_headers or None)
+
+
+def domain_error_response(path: str, exc: MemoryServiceError) -> JSONResponse:
+    status = _status_of(exc)
+    headers = {"WWW-Authenticate": unauthorized_challenge(exc)} if isinstance(exc, Unauthorized) else None
+    return error_response(path, status, exc.code, exc.message, exc.param, headers)
 
 
 def _status_of(exc: MemoryServiceError) -> int:
@@ -46,24 +87,27 @@ def _status_of(exc: MemoryServiceError) -> int:
 
 def install(app: FastAPI) -> None:
     @app.exception_handler(MemoryServiceError)
-    async def _domain(_: Request, exc: MemoryServiceError) -> JSONResponse:
-        return error_response(_status_of(exc), exc.code, exc.message, exc.param)
+    async def _domain(request: Request, exc: MemoryServiceError) -> JSONResponse:
+        return domain_error_response(request.url.path, exc)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
         loc = [str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body", "header")]
         param = loc[0] if loc else None
         message = f"invalid value for {param}: {first.get('msg', 'invalid')}" if param else "invalid request"
-        return error_response(400, "invalid_parameter", message, param)
+        return error_response(request.url.path, 400, "invalid_parameter", message, param)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = HTTP_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else code
         if exc.status_code == 404:
             message = "no such endpoint"
-        return error_response(exc.status_code, code, message)
+            if is_mcp_path(request.url.path):
+                message = ("no such endpoint: the MCP endpoint is /mcp/<profile>, with the name of a profile "
+                           "(memory profile list) in the URL")
+        return error_response(request.url.path, exc.status_code, code, message, headers=exc.headers)
 
 
 ERROR_SCHEMA = {
@@ -83,13 +127,31 @@ ERROR_SCHEMA = {
     "required": ["error"],
 }
 
+TEXT = {
+    400: "A parameter is invalid (out of range, zero, negative, not an integer, too long), or the request carries "
+         "more than one Authorization header.",
+    401: "No bearer token was sent (WWW-Authenticate: Bearer), or it is unknown, revoked or of another profile "
+         '(WWW-Authenticate: Bearer error="invalid_token"): the same answer in every case.',
+    404: "No such fact or query-log row in this profile.",
+    421: "The Host header is not one the service answers to (MEMORY_ALLOWED_HOSTS).",
+    503: "The database is unavailable.",
+}
+WWW_AUTHENTICATE = {"WWW-Authenticate": {"description": "Bearer, or Bearer error=\"invalid_token\"",
+                                         "schema": {"type": "string"}}}
+
 
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    text = {
-        400: "A query parameter is invalid (out of range, zero, negative or not an integer).",
-        401: "The bearer token is missing, unknown, revoked or belongs to another profile.",
-        404: "No such fact or query-log row in this profile.",
-    }
-    return {
-        s: {"description": text[s], "content": {"application/json": {"schema": ERROR_SCHEMA}}} for s in statuses
-    }
+    """OpenAPI entries of the error answers a route gives (every route with a token adds 400, 401 and 503)."""
+    result: dict[int | str, dict[str, Any]] = {}
+    for s in statuses:
+        entry: dict[str, Any] = {"description": TEXT[s], "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+        if s == 401:
+            entry["headers"] = WWW_AUTHENTICATE
+        result[s] = entry
+    return result
+
+
+def authenticated(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The answers of a route behind the bearer token: its own statuses plus 400 (duplicated Authorization
+    header, bad parameter), 401 and 503 (database unavailable)."""
+    return responses(*sorted({400, 401, 503, *statuses}))

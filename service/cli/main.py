@@ -49,6 +49,7 @@ def serve(
         import uvicorn
 
         from service.api.app import create_app
+        from service.api.http_server import server_config
 
         application = create_app(settings, embedder=embedder, preload_embedder=True)
         if as_json:
@@ -56,9 +57,7 @@ def serve(
         else:
             console.print(f"memory service on {settings.base_url}: MCP at {settings.base_url}/mcp/<profile>, "
                           f"dashboard at {settings.base_url}/ui/", soft_wrap=True, highlight=False)
-        config = uvicorn.Config(application, host=settings.bind, port=settings.port, log_level="info",
-                                proxy_headers=True)
-        uvicorn.Server(config).run(sockets=[listener])
+        uvicorn.Server(server_config(application, settings)).run(sockets=[listener])
 
 
 @profile_app.command("create")

@@ -32,10 +32,19 @@ def failures(as_json: bool) -> Iterator[None]:
     try:
         yield
     except MemoryServiceError as exc:
+        problems = getattr(exc, "problems", None)  # InvalidDocument: each place that is wrong
         if as_json:
-            typer.echo(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
+            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+            if problems is not None:
+                error["problems"] = problems
+            typer.echo(json.dumps({"error": error}, ensure_ascii=False))
         else:
-            err_console.print(f"[red]error:[/red] {exc.message}", highlight=False, soft_wrap=True)
+            headline = getattr(exc, "summary", exc.message)  # the problems follow, one a line
+            err_console.print(f"[red]error:[/red] {headline}", highlight=False, soft_wrap=True)
+            for problem in problems or []:
+                field = f" {problem['field']}" if problem["field"] else ""
+                err_console.print(f"  {problem['where']}{field}: {problem['problem']}", highlight=False,
+                                  soft_wrap=True, markup=False)
         raise typer.Exit(code=1) from None
     except ValidationError as exc:  # settings refused by validation (a bad MEMORY_* value)
         message = describe_error(exc)

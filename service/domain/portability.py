@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 from service import clock
 from service.domain import validation
 from service.domain.models import FactStatus
+from service.domain.import_check import check_document
 from service.domain.outbox import Outbox
 from service.domain.profiles import ProfileRef
 from service.errors import Conflict, InvalidInput
@@ -85,6 +86,7 @@ def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any],
     outbox = outbox or Outbox(enabled=False)
     with db.write() as session:
         seq = repo.lock_profile(session, profile.id)
+        check_document(session, profile.id, document)  # every problem at once, before anything is written
         for item in document["facts"]:
             uid = validation.uid(str(item.get("uid", "")))
             existing = session.exec(select(FactRow).where(FactRow.uid == uid)).first()

@@ -120,24 +120,38 @@ class ProfileService:
     def authenticate(self, authorization: str | None, profile_name: str | None = None) -> ProfileRef:
         """The profile a bearer token opens. With profile_name, the token must belong to that profile.
 
-        Every failure raises the same Unauthorized, so a token cannot probe which profiles exist.
+        Every failure raises the same Unauthorized, so a token cannot probe which profiles exist; it says
+        only whether a bearer token was sent at all.
         """
         token = _bearer(authorization)
         if token is None:
-            raise Unauthorized("missing or invalid bearer token")
+            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
         digest = ids.hash_token(token)
         with self.db.read() as session:
             found = repo.token_by_hash(session, digest)
         if found is None:
-            raise Unauthorized("missing or invalid bearer token")
+            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
         row, profile = found
         if (
             not ids.same_hash(row.token_hash, digest)
             or row.revoked_at is not None
             or (profile_name is not None and profile.name != profile_name)
         ):
-            raise Unauthorized("missing or invalid bearer token")
+            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
         return _ref(profile)
+
+
+UNAUTHORIZED_MESSAGE = (
+    "missing or invalid bearer token: send 'Authorization: Bearer <token>' with a token of the profile named in "
+    "the URL (/mcp/<profile>, /api/<profile>/...); if the same token works against the service's direct address, "
+    "a proxy in between drops the Authorization header"
+)
+
+
+def _sent_bearer(header: str | None) -> bool:
+    """A Bearer credential was sent, even a malformed one (another scheme or nothing is 'no credential')."""
+    scheme, _, value = (header or "").strip().partition(" ")
+    return scheme.lower() == "bearer" and bool(value.strip())
 
 
 def _bearer(header: str | None) -> str | None:

@@ -1,30 +1,33 @@
-"""The MCP endpoint at /mcp/{profile}: Host check, per-profile bearer auth, then the SDK's transport.
+"""The MCP endpoint at /mcp/{profile}: Host check, per-profile bearer auth, JSON-RPC id check, then the SDK.
 
 Stateless streamable HTTP with JSON responses: every POST is self-contained, so any replica behind a
-load balancer can answer any request. No OAuth metadata is advertised (clients would try OAuth).
+load balancer can answer any request. No OAuth metadata is advertised (clients would try OAuth). Every
+refusal is the error answer of service.api.errors (a JSON-RPC error object on /mcp paths).
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.datastructures import Headers
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from service import __version__
+from service.api.credentials import authorization
+from service.api.errors import domain_error_response, error_response
+from service.api.hosts import HostPolicy
 from service.config import Settings
 from service.container import Services
-from service.errors import Unauthorized
+from service.errors import MemoryServiceError
 from service.mcp.server import MemoryMCPServer
 from service.mcp.tools import PROFILE_SCOPE_KEY, register_tools
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
-
-def build_mcp_server(services: Services) -> MCPServer:
+def build_mcp_server(services: Services) -> MemoryMCPServer:
     server = MemoryMCPServer(
         "memory",
         version=__version__,
@@ -38,41 +41,47 @@ def build_mcp_server(services: Services) -> MCPServer:
     return server
 
 
-def allowed_hosts(settings: Settings) -> list[str]:
-    """Host header values accepted: loopback, the bind address, and MEMORY_ALLOWED_HOSTS (any port)."""
-    names = list(LOOPBACK_HOSTS)
-    if settings.bind not in ("0.0.0.0", "::", *LOOPBACK_HOSTS):
-        names.append(f"[{settings.bind}]" if ":" in settings.bind else settings.bind)
-    names.extend(settings.allowed_host_list)
-    hosts: list[str] = []
-    for name in names:
-        has_port = "]:" in name if name.startswith("[") else ":" in name
-        hosts.extend([name] if has_port else [name, f"{name}:*"])
-    return list(dict.fromkeys(hosts))
-
-
 def transport_security(settings: Settings) -> TransportSecuritySettings:
-    hosts = allowed_hosts(settings)
+    """The SDK's own Host/Origin check, kept for Origin; MCPEndpoint checks Host with ports first."""
+    hosts = HostPolicy(settings).sdk_patterns()
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=origins + settings.cors_origin_list)
 
 
-def host_allowed(host: str, hosts: list[str]) -> bool:
-    for pattern in hosts:
-        if pattern.endswith(":*"):
-            if host.startswith(pattern[:-1]) or host == pattern[:-2]:
-                return True
-        elif host == pattern:
-            return True
-    return False
+def invalid_id(message: Any) -> bool:
+    """A JSON-RPC request (it has a method and an id) whose id is neither a string nor an integer."""
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return False
+    request_id = message["id"]
+    return isinstance(request_id, bool) or not isinstance(request_id, str | int)
 
 
-async def _send_json(send: Send, status: int, body: dict[str, object], extra: list[tuple[bytes, bytes]]) -> None:
-    payload = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()), *extra]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
+    """The request's messages as received, and its whole body (None beyond `limit` bytes or when the client
+    went away before sending all of it)."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, None
+        size += len(message.get("body", b""))
+        if size > limit:
+            return messages, None
+        if not message.get("more_body", False):
+            return messages, b"".join(m.get("body", b"") for m in messages)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A receive that hands the SDK the messages already read, then whatever comes next."""
+    pending = list(messages)
+
+    async def replay() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replay
 
 
 class MCPEndpoint:
@@ -81,26 +90,49 @@ class MCPEndpoint:
     def __init__(self, services: Services, manager: StreamableHTTPSessionManager) -> None:
         self.services = services
         self.manager = manager
-        self.hosts = allowed_hosts(services.settings)
+        self.hosts = HostPolicy(services.settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "/mcp")
         headers = Headers(scope=scope)
-        host = headers.get("host", "")
-        if not host_allowed(host, self.hosts):
-            message = (
-                f"Host {host!r} is not allowed for MCP (DNS-rebinding protection). If this is your reverse proxy "
-                f"or LAN address, add it to MEMORY_ALLOWED_HOSTS (comma-separated) and restart."
-            )
-            await _send_json(send, 421, {"error": {"status": 421, "code": "host_not_allowed", "message": message}}, [])
+        if not self.hosts.allows_scope(scope):
+            refusal = error_response(path, 421, "host_not_allowed", HostPolicy.refusal(headers.get("host", "")))
+            await refusal(scope, receive, send)
             return
         profile = scope.get("path_params", {}).get("profile", "")
         try:
-            ref = await anyio.to_thread.run_sync(
-                self.services.profiles.authenticate, headers.get("authorization"), profile
-            )
-        except Unauthorized as exc:
-            body = {"error": {"status": 401, "code": exc.code, "message": exc.message}}
-            await _send_json(send, 401, body, [(b"www-authenticate", b'Bearer error="invalid_token"')])
+            ref = await anyio.to_thread.run_sync(self.services.profiles.authenticate, authorization(headers), profile)
+        except MemoryServiceError as exc:
+            await domain_error_response(path, exc)(scope, receive, send)
             return
         scope[PROFILE_SCOPE_KEY] = ref
-        await self.manager.handle_request(scope, receive, send)
+        # The SDK reads a request whose id is an object, a float or null as a notification (202, never an
+        # answer); the body is read here to refuse it, then replayed to the SDK, which applies its own checks.
+        messages, body = await _read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
+        if body is None:  # too large or cut short: the SDK answers (413) or reports the client gone, as before
+            await self.manager.handle_request(scope, _replay(messages, receive), send)
+            return
+        try:
+            message = json.loads(body)
+        except ValueError:
+            message = None  # the SDK answers malformed JSON with its own parse error
+        if invalid_id(message):
+            await _invalid_request(scope, receive, send)
+            return
+        await self.manager.handle_request(scope, _replay(messages, receive), send)
+
+
+async def _invalid_request(scope: Scope, receive: Receive, send: Send) -> None:
+    """-32600 Invalid Request (every 4xx on /mcp is), id null: the request's own id cannot be echoed."""
+    response = error_response(scope.get("path", "/mcp"), 400, "invalid_request",
+                              "Invalid Request: a JSON-RPC request id must be a string or an integer")
+    await response(scope, receive, send)
+
+
+class MissingProfile:
+    """/mcp without a profile: a 404 that says where the endpoint is (any method)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = ("no profile in the URL: the MCP endpoint is /mcp/<profile> (e.g. /mcp/work), with the name of a "
+                   "profile whose token you send")
+        await error_response(scope.get("path", "/mcp"), 404, "not_found", message)(scope, receive, send)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from service.errors import BackendUnavailable
+
+log = logging.getLogger(__name__)
 
 
 def make_engine(url: str, *, immediate_writes: bool = False) -> Engine:
@@ -57,6 +60,12 @@ def _configure_sqlite(engine: Engine, begin_mode: str) -> None:
         conn.exec_driver_sql(f"BEGIN {begin_mode}")
 
 
+def _unavailable(exc: sa.exc.OperationalError) -> BackendUnavailable:
+    """Callers learn only that the database is unavailable; the driver's message (host, port, user) is logged."""
+    log.error("database unavailable: %s", str(exc.orig).strip().replace("\n", " "))
+    return BackendUnavailable("database unavailable")
+
+
 class Database:
     """Owns the engines; hands out read sessions and write transactions.
 
@@ -81,7 +90,7 @@ class Database:
             try:
                 yield session
             except sa.exc.OperationalError as exc:
-                raise BackendUnavailable(f"database unavailable: {exc.orig}") from exc
+                raise _unavailable(exc) from exc
 
     @contextmanager
     def write(self) -> Iterator[Session]:
@@ -101,7 +110,7 @@ class Database:
                 session.commit()
             except sa.exc.OperationalError as exc:
                 session.rollback()
-                raise BackendUnavailable(f"database unavailable: {exc.orig}") from exc
+                raise _unavailable(exc) from exc
             except BaseException:
                 session.rollback()
                 raise

@@ -21,6 +21,13 @@ def grown(services: Services, name: str) -> dict:
     return portability.export_profile(services.db, services.profiles.get(name))
 
 
+def _rename(fact: dict, suffix: str) -> None:
+    """A fact under another uid, its supersession links renamed with it (they must stay consistent)."""
+    for field in ("uid", "supersedes", "superseded_by"):
+        if fact.get(field):
+            fact[field] += suffix
+
+
 def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> None:
     document = grown(services, "alpha")
     assert document["format"] == "memory-export/2"
@@ -31,7 +38,7 @@ def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> 
     beta = services.profiles.create("beta")
     moved = copy.deepcopy(document)
     for fact in moved["facts"]:  # uids are unique across profiles: another profile needs other uids
-        fact["uid"] = fact["uid"] + "x"
+        _rename(fact, "x")
     result = portability.import_profile(services.db, beta, moved)
     # The ids are taken by alpha's rows: imported under new ids, everything else kept.
     assert result == {"imported": 2, "skipped": 0, "queries_imported": 2, "queries_skipped": 0,
@@ -52,7 +59,7 @@ def test_an_import_is_all_or_nothing_and_reads_format_1(services: Services) -> N
     gamma = services.profiles.create("gamma")
     broken = copy.deepcopy(document)
     for fact in broken["facts"]:
-        fact["uid"] = fact["uid"] + "y"
+        _rename(fact, "y")
     broken["queries"][1]["returned_count"] = -1
     with pytest.raises(InvalidInput, match="returned_count"):
         portability.import_profile(services.db, gamma, broken)

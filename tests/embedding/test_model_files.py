@@ -93,7 +93,8 @@ def test_without_the_weights_the_service_still_runs(no_package: None, tmp_path: 
 
     from service.api.app import create_app
 
-    with TestClient(create_app(Settings(data_dir=tmp_path), preload_embedder=True)) as client:
+    with TestClient(create_app(Settings(data_dir=tmp_path), preload_embedder=True), base_url="http://127.0.0.1",
+                    client=("127.0.0.1", 50000)) as client:  # /readyz details are for loopback callers
         services = client.app.state.services  # type: ignore[attr-defined]
         alpha = services.profiles.create("alpha")
         written = services.facts.write(alpha, title="Deploys", text="Deploys go through Argo CD.", kind="project",

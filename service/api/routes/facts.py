@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query
 
 from service.api.deps import ProfileDep, ServicesDep
-from service.api.errors import responses
+from service.api.errors import authenticated
+from service.api.schemas import FactBody, FactsBody, ok
 from service.domain import validation
 from service.domain.models import KINDS
 from service.errors import InvalidInput
@@ -33,15 +34,23 @@ def _decode_cursor(cursor: str) -> int:
         raise InvalidInput("invalid cursor: pass next_cursor from the previous page", param="cursor") from exc
 
 
-@router.get("/api/{profile}/facts", responses=responses(400, 401))
+CURSOR_DOC = (
+    "Opaque: the `next_cursor` of the previous page, passed back unchanged (URL-safe base64 without padding). "
+    "Any other value is a 400."
+)
+
+
+@router.get("/api/{profile}/facts", response_model=None, responses={**ok(FactsBody), **authenticated()})
 def list_facts(
     profile: ProfileDep,
     svc: ServicesDep,
     status: Annotated[Literal["active", "retired", "superseded"] | None, Query()] = None,
     kind: Annotated[KindLiteral | None, Query()] = None,
-    tag: Annotated[str | None, Query(max_length=64)] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=64)] = None,
+    tag: Annotated[str | None, Query(min_length=1, max_length=64, description="Facts carrying this tag "
+                                     "(1-64 characters of a-z 0-9 . _ : / + # -, case-insensitive).")] = None,
+    limit: Annotated[int, Query(ge=1, le=200, description="Facts per page (1-200).")] = 50,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$",
+                                        description=CURSOR_DOC)] = None,
 ) -> dict[str, Any]:
     """Facts of the profile, newest first, any status unless filtered; page with next_cursor."""
     tag_value = validation.tags([tag])[0] if tag else None
@@ -55,9 +64,10 @@ def list_facts(
     return {"profile": profile.name, "facts": [repo.to_fact(r).to_dict() for r in page], "next_cursor": next_cursor}
 
 
-@router.get("/api/{profile}/facts/{uid}", responses=responses(401, 404))
+@router.get("/api/{profile}/facts/{uid}", response_model=None, responses={**ok(FactBody), **authenticated(404)})
 def get_fact(
-    profile: ProfileDep, svc: ServicesDep, uid: Annotated[str, Path(max_length=40)]
+    profile: ProfileDep, svc: ServicesDep,
+    uid: Annotated[str, Path(min_length=1, max_length=40, description="A fact uid (at most 40 characters).")],
 ) -> dict[str, Any]:
     """One fact with its revisions and its whole supersession chain (oldest first)."""
     return {"profile": profile.name, **svc.facts.get(profile, uid).to_dict()}

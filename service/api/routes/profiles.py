@@ -5,14 +5,15 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.api.deps import CallerDep, ServicesDep
-from service.api.errors import responses
+from service.api.errors import authenticated
+from service.api.schemas import ProfilesBody, ok
 from service.clock import isoformat
 from service.store import repository as repo
 
 router = APIRouter(tags=["profiles"])
 
 
-@router.get("/api/profiles", responses=responses(401))
+@router.get("/api/profiles", response_model=None, responses={**ok(ProfilesBody), **authenticated()})
 def list_profiles(caller: CallerDep, svc: ServicesDep) -> dict[str, Any]:
     """The caller's profile (a token opens exactly one)."""
     with svc.db.read() as session:

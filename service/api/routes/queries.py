@@ -5,7 +5,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
-from service.api.errors import responses
+from service.api.errors import authenticated
+from service.api.schemas import QueriesBody, QueryBody, SummaryBody, ok
 from service.domain import validation
 from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
 
@@ -15,13 +16,14 @@ Limit = Annotated[int, Query(ge=1, le=LISTING_MAX, description="Rows to return, 
 Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description="Window in whole UTC days ending today (1-365).")]
 
 
-@router.get("/api/{profile}/queries", responses=responses(400, 401))
+@router.get("/api/{profile}/queries", response_model=None, responses={**ok(QueriesBody), **authenticated()})
 def list_queries(profile: ProfileDep, svc: ServicesDep, limit: Limit = LISTING_DEFAULT) -> dict[str, Any]:
     """The query log, newest first, capped at the 500 newest rows."""
     return {"profile": profile.name, "queries": svc.query_log.listing(profile, limit)}
 
 
-@router.get("/api/{profile}/queries/summary", responses=responses(400, 401))
+@router.get("/api/{profile}/queries/summary", response_model=None,
+            responses={**ok(SummaryBody), **authenticated()})
 def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
     """Aggregates of the query log over a window of whole days (see README for every field).
 
@@ -33,7 +35,8 @@ def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Day
     return result.body
 
 
-@router.get("/api/{profile}/queries/{query_id}", responses=responses(400, 401, 404))
+@router.get("/api/{profile}/queries/{query_id}", response_model=None,
+            responses={**ok(QueryBody), **authenticated(404)})
 def one_query(
     profile: ProfileDep, svc: ServicesDep,
     query_id: Annotated[int, Path(ge=1, le=validation.MAX_ROW_ID, description="Query-log row id.")],

@@ -5,7 +5,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
-from service.api.errors import responses
+from service.api.errors import authenticated
+from service.api.schemas import StatsBody, ok
 from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX
 
 router = APIRouter(tags=["stats"])
@@ -13,7 +14,7 @@ router = APIRouter(tags=["stats"])
 Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description="Window in whole UTC days ending today (1-365).")]
 
 
-@router.get("/api/{profile}/stats", responses=responses(400, 401))
+@router.get("/api/{profile}/stats", response_model=None, responses={**ok(StatsBody), **authenticated()})
 def stats(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
     """The store's shape: counts by status and kind, top tags, created/retired per day, span.
 

@@ -1,0 +1,180 @@
+"""JSON schemas of the REST success bodies, for /openapi.json (routes still build their dicts; these models
+document them, and the schemathesis test checks every answer against them)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Kind = Literal["user", "preference", "project", "reference", "research", "decision"]
+Status = Literal["active", "retired", "superseded"]
+
+
+class ProfileItem(BaseModel):
+    name: str
+    facts: int = Field(ge=0, description="Active facts.")
+    created_at: str
+
+
+class ProfilesBody(BaseModel):
+    profiles: list[ProfileItem]
+
+
+class QueryRow(BaseModel):
+    id: int
+    query: str
+    tags: list[str]
+    kind: Kind | None
+    limit: int
+    matched_count: int | None = Field(description="Null when not known exactly (never a guess).")
+    returned_count: int
+    top_uid: str | None
+    inactive_matched: int | None
+    mode: str
+    latency_ms: float
+    created_at: str
+
+
+class QueryResult(BaseModel):
+    uid: str
+    score: float | None
+    lexical: float | None
+    vector: float | None
+
+
+class QueryRowWithResults(QueryRow):
+    results: list[QueryResult]
+
+
+class QueriesBody(BaseModel):
+    profile: str
+    queries: list[QueryRow]
+
+
+class QueryBody(BaseModel):
+    profile: str
+    query: QueryRowWithResults
+
+
+class Totals(BaseModel):
+    searches: int
+    zero_match: int
+    unknown_matched: int
+    distinct_queries: int
+    retired_only: int
+
+
+class SummaryDay(BaseModel):
+    date: str
+    searches: int
+    zero_match: int
+
+
+class Bucket(BaseModel):
+    label: Literal["0", "1", "2-5", "6-20", "21+"]
+    count: int
+
+
+class TopQuery(BaseModel):
+    query: str
+    count: int
+    zero_match: int
+
+
+class TagCount(BaseModel):
+    tag: str
+    count: int
+
+
+class TopFact(BaseModel):
+    uid: str
+    count: int
+    title: str | None
+
+
+class SummaryBody(BaseModel):
+    model_config = {"populate_by_name": True}  # "from" is a Python keyword: the field is from_, aliased
+
+    profile: str
+    days: int = Field(ge=1, le=365)
+    from_: str = Field(alias="from")
+    to: str
+    totals: Totals
+    daily: list[SummaryDay]
+    match_buckets: list[Bucket]
+    top_queries: list[TopQuery]
+    top_tags: list[TagCount]
+    top_facts: list[TopFact]
+
+
+class StatsDay(BaseModel):
+    date: str
+    created: int
+    retired: int
+
+
+class StatsBody(BaseModel):
+    profile: str
+    days: int = Field(ge=1, le=365)
+    facts: int
+    retired: int
+    superseded: int
+    kinds: dict[Kind, int]
+    top_tags: list[TagCount]
+    daily: list[StatsDay]
+    oldest: str | None
+    newest: str | None
+
+
+class Fact(BaseModel):
+    uid: str
+    title: str
+    text: str
+    kind: Kind
+    tags: list[str]
+    status: Status
+    created_at: str
+    updated_at: str
+    retired_at: str | None
+    retire_reason: str | None
+    supersedes: str | None
+    superseded_by: str | None
+
+
+class FactsBody(BaseModel):
+    profile: str
+    facts: list[Fact]
+    next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page.")
+
+
+class Revision(BaseModel):
+    revision: int
+    title: str
+    kind: Kind
+    tags: list[str]
+    valid_from: str
+    valid_to: str
+
+
+class FactBody(BaseModel):
+    profile: str
+    fact: Fact
+    revisions: list[Revision]
+    chain: list[Fact] = Field(description="The whole supersession chain, oldest first.")
+
+
+class HealthBody(BaseModel):
+    status: Literal["ok"]
+
+
+class ReadyBody(BaseModel):
+    ready: bool
+    checks: dict[str, dict[str, Any]] = Field(
+        description="Each check's `state`; details (counts, errors) only for loopback callers or with a valid token.")
+    reason: str | None = None
+
+
+def ok(model: type[BaseModel], description: str = "Success.") -> dict[int | str, dict[str, Any]]:
+    """The documented 200 answer of a route that returns a plain dict shaped like `model`."""
+    return {200: {"model": model, "description": description}}

@@ -1,0 +1,204 @@
+"""The whole of a `memory export` document checked before an import writes anything: every problem is
+reported with where it is (fact index and uid, query-log row, field), so a damaged or hand-edited history is
+refused as a whole instead of being half-imported or imported inconsistent.
+
+Checked: each field against the rules the tools apply (title, text, kind, tags, retire reason ≤ 500,
+timestamps with a UTC offset and not in the future), statuses against their fields (retired ⇒ retired_at,
+superseded ⇒ a successor), supersession links both ways, to uids of the file or of this profile, without
+loops, uids unique in the file and not owned by another profile, query-log ids and counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, select
+
+from service import clock
+from service.domain import validation
+from service.domain.models import FactStatus
+from service.errors import InvalidDocument, InvalidInput
+from service.store.tables import FactRow
+
+CLOCK_SKEW = timedelta(minutes=5)  # a document written on a machine whose clock runs a little ahead
+
+
+class Problems:
+    def __init__(self) -> None:
+        self.items: list[dict[str, str]] = []
+
+    def add(self, where: str, field: str, problem: str) -> None:
+        self.items.append({"where": where, "field": field, "problem": problem})
+
+    def rule(self, where: str, field: str, check: Callable[[], Any]) -> Any:
+        """Run one validation rule; its refusal becomes a problem (and None is returned)."""
+        try:
+            return check()
+        except InvalidInput as exc:
+            self.add(where, field, exc.message)
+            return None
+
+
+def check_document(session: Session, profile_id: int, document: dict[str, Any]) -> None:
+    """Raise InvalidDocument listing every problem; return quietly when the document can be imported."""
+    problems = Problems()
+    now = clock.utcnow()
+    facts = document.get("facts") or []
+    by_uid: dict[str, tuple[str, dict[str, Any]]] = {}
+    for index, item in enumerate(facts):
+        where = f"facts[{index}]"
+        if not isinstance(item, dict):
+            problems.add(where, "", "a fact must be an object")
+            continue
+        uid = problems.rule(where, "uid", lambda: validation.uid(item.get("uid", "")))
+        if uid is None:
+            continue
+        where = f"facts[{index}] (uid {uid})"
+        if uid in by_uid:
+            problems.add(where, "uid", f"uid repeated (also {by_uid[uid][0]})")
+            continue
+        by_uid[uid] = (where, item)
+        _check_fact(problems, where, item, now)
+    known = _profile_uids(session, profile_id, by_uid, problems)
+    _check_links(problems, by_uid, known)
+    _check_queries(problems, document.get("queries") or [], now)
+    if problems.items:
+        raise InvalidDocument(problems.items)
+
+
+def _timestamp(problems: Problems, where: str, field: str, value: Any, now: datetime) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        problems.add(where, field, f"not an ISO 8601 timestamp: {str(value)[:40]!r}")
+        return None
+    if parsed.tzinfo is None:
+        problems.add(where, field, f"timestamp without UTC offset: {str(value)[:40]!r}")
+        return None
+    if parsed > now + CLOCK_SKEW:
+        problems.add(where, field, f"in the future: {str(value)[:40]!r}")
+        return None
+    return parsed
+
+
+def _check_fact(problems: Problems, where: str, item: dict[str, Any], now: datetime) -> None:
+    problems.rule(where, "title", lambda: validation.title(item.get("title", "")))
+    problems.rule(where, "text", lambda: validation.text(item.get("text", "")))
+    problems.rule(where, "kind", lambda: validation.kind(item.get("kind", "")))
+    problems.rule(where, "tags", lambda: validation.tags(item.get("tags") or []))
+    reason = item.get("retire_reason")
+    if reason is not None and not isinstance(reason, str):
+        problems.add(where, "retire_reason", "must be a string or null")
+    else:
+        problems.rule(where, "retire_reason", lambda: validation.reason(reason))
+    status = item.get("status")
+    if status not in {s.value for s in FactStatus}:
+        problems.add(where, "status", f"unknown status {str(status)[:40]!r}")
+    created = _timestamp(problems, where, "created_at", item.get("created_at"), now)
+    updated = _timestamp(problems, where, "updated_at", item.get("updated_at"), now)
+    retired = _timestamp(problems, where, "retired_at", item["retired_at"], now) if item.get("retired_at") else None
+    if created and updated and updated < created:
+        problems.add(where, "updated_at", "earlier than created_at")
+    if created and retired and retired < created:
+        problems.add(where, "retired_at", "earlier than created_at")
+    if status == "retired" and not item.get("retired_at"):
+        problems.add(where, "retired_at", "a retired fact needs retired_at")
+    if status == "superseded" and not item.get("superseded_by"):
+        problems.add(where, "superseded_by", "a superseded fact needs the uid of its successor")
+    if status != "superseded" and item.get("superseded_by"):
+        problems.add(where, "superseded_by", f"set on a fact whose status is {status!r}, not 'superseded'")
+    revisions = item.get("revisions") or []
+    if not isinstance(revisions, list):
+        problems.add(where, "revisions", "must be a list")
+        return
+    for number, rev in enumerate(revisions):
+        at = f"{where} revisions[{number}]"
+        if not isinstance(rev, dict):
+            problems.add(at, "", "a revision must be an object")
+            continue
+        if not isinstance(rev.get("revision"), int) or isinstance(rev.get("revision"), bool) \
+                or not 0 < rev["revision"] <= validation.MAX_ROW_ID:
+            problems.add(at, "revision", "must be a positive integer")
+        problems.rule(at, "title", lambda: validation.title(rev.get("title", "")))
+        problems.rule(at, "kind", lambda: validation.kind(rev.get("kind", "")))
+        problems.rule(at, "tags", lambda: validation.tags(rev.get("tags") or []))
+        _timestamp(problems, at, "valid_from", rev.get("valid_from"), now)
+        _timestamp(problems, at, "valid_to", rev.get("valid_to"), now)
+
+
+def _profile_uids(session: Session, profile_id: int, by_uid: dict[str, tuple[str, dict[str, Any]]],
+                  problems: Problems) -> set[str]:
+    """uids the links may point at besides the file's: this profile's facts. The file's own uids must not
+    belong to another profile."""
+    linked = {str(v) for _, item in by_uid.values() for v in (item.get("supersedes"), item.get("superseded_by")) if v}
+    wanted = list(set(by_uid) | linked)
+    owners: dict[str, int] = {}
+    for start in range(0, len(wanted), 500):
+        rows = session.exec(select(FactRow.uid, FactRow.profile_id).where(
+            FactRow.uid.in_(wanted[start:start + 500]))).all()  # type: ignore[attr-defined]
+        owners.update({uid: owner for uid, owner in rows})
+    for uid, (where, _) in by_uid.items():
+        if owners.get(uid, profile_id) != profile_id:
+            problems.add(where, "uid", "this uid belongs to another profile")
+    return {uid for uid, owner in owners.items() if owner == profile_id}
+
+
+def _check_links(problems: Problems, by_uid: dict[str, tuple[str, dict[str, Any]]], known: set[str]) -> None:
+    for uid, (where, item) in by_uid.items():
+        for field, back in (("supersedes", "superseded_by"), ("superseded_by", "supersedes")):
+            target = item.get(field)
+            if not target:
+                continue
+            if not isinstance(target, str):
+                problems.add(where, field, "must be a uid or null")
+            elif target == uid:
+                problems.add(where, field, "links the fact to itself")
+            elif target in by_uid:
+                if by_uid[target][1].get(back) != uid:
+                    problems.add(where, field, f"{target} does not link back ({back} is "
+                                               f"{by_uid[target][1].get(back)!r})")
+            elif target not in known:
+                problems.add(where, field, f"{target} is neither in this file nor in this profile")
+    for uid, (where, _) in by_uid.items():  # follow each chain of successors: it must end
+        seen = {uid}
+        current = by_uid[uid][1].get("superseded_by")
+        while isinstance(current, str) and current in by_uid:
+            if current in seen:
+                problems.add(where, "superseded_by", f"supersession loop through {current}")
+                break
+            seen.add(current)
+            current = by_uid[current][1].get("superseded_by")
+
+
+def _check_queries(problems: Problems, items: list[Any], now: datetime) -> None:
+    seen: dict[int, int] = {}
+    for index, item in enumerate(items):
+        where = f"queries[{index}]"
+        if not isinstance(item, dict):
+            problems.add(where, "", "a query-log row must be an object")
+            continue
+        row_id = item.get("id")
+        if not isinstance(row_id, int) or isinstance(row_id, bool) or not 0 < row_id <= validation.MAX_ROW_ID:
+            problems.add(where, "id", f"must be an integer from 1 to {validation.MAX_ROW_ID}")
+        elif row_id in seen:
+            problems.add(where, "id", f"id {row_id} repeated (also queries[{seen[row_id]}])")
+        else:
+            seen[row_id] = index
+            where = f"queries[{index}] (id {row_id})"
+        problems.rule(where, "query", lambda: validation.query(str(item.get("query", ""))))
+        problems.rule(where, "tags", lambda: validation.tags(item.get("tags") or []))
+        if item.get("kind"):
+            problems.rule(where, "kind", lambda: validation.kind(item["kind"]))
+        for field, optional in (("limit", False), ("returned_count", False), ("matched_count", True),
+                                ("inactive_matched", True)):
+            value = item.get(field)
+            if value is None and optional:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= validation.MAX_ROW_ID:
+                problems.add(where, field, "must be a non-negative integer" + (" or null" if optional else ""))
+        _timestamp(problems, where, "created_at", item.get("created_at"), now)
+        results = item.get("results") or []
+        if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+            problems.add(where, "results", "must be a list of objects")
