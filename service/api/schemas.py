@@ -43,8 +43,17 @@ class QueryResult(BaseModel):
     vector: float | None
 
 
+class InactiveMatch(BaseModel):
+    uid: str
+    title: str = Field(description="The fact's title now.")
+    status: Status
+
+
 class QueryRowWithResults(QueryRow):
     results: list[QueryResult]
+    inactive_matches: list[InactiveMatch] = Field(
+        description="Retired or superseded facts this search also matched (at most 5, closest first): what "
+                    "memory once knew. Empty for searches logged before this was kept.")
 
 
 class QueriesBody(BaseModel):

@@ -51,6 +51,7 @@ def export_profile(db: Database, profile: ProfileRef) -> dict[str, Any]:
                 "inactive_matched": qrow.inactive_matched, "top_uid": qrow.top_uid, "mode": qrow.mode,
                 "latency_ms": qrow.latency_ms, "created_at": clock.isoformat(qrow.created_at),
                 "results": list(stored.results) if stored is not None else [],
+                "inactive_uids": list(stored.inactive_uids or []) if stored is not None else [],
             })
     return {"format": FORMAT, "profile": profile.name, "exported_at": clock.isoformat(clock.utcnow()),
             "facts": facts, "queries": queries}
@@ -156,7 +157,11 @@ def _import_queries(session: Session, profile: ProfileRef, items: list[Any], out
         results = item.get("results") or []
         if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
             raise InvalidInput(f"query-log row {wanted}: results must be a list of objects")
-        session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results))
+        once_known = item.get("inactive_uids") or []
+        if not isinstance(once_known, list) or not all(isinstance(u, str) for u in once_known):
+            raise InvalidInput(f"query-log row {wanted}: inactive_uids must be a list of uids")
+        session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results,
+                                   inactive_uids=once_known))
         for tag in row.tags:
             session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=row.day))
         outbox.query_logged(session, row)

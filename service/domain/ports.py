@@ -88,6 +88,12 @@ class SearchHits:
     hits: list[Hit]
     mode: str  # "hybrid" | "lexical" | "degraded"
     notes: list[str] = field(default_factory=list)
+    # A few of the retired/superseded facts that matched (at most INACTIVE_SHOWN, closest first), so a miss
+    # where memory once knew says which facts it knew; empty when the count is unknown.
+    inactive_uids: list[str] = field(default_factory=list)
+
+
+INACTIVE_SHOWN = 5
 
 
 class SearchBackend(Protocol):

@@ -26,6 +26,7 @@ from service.domain.ports import SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.errors import NotFound
 from service.store import aggregates as agg
+from service.store import repository as repo
 from service.store.engine import Database
 from service.store.tables import QueryLogResult, QueryLogRow, QueryLogTag
 
@@ -108,7 +109,8 @@ class QueryLog:
             session.add(row)
             session.flush()
             assert row.id is not None
-            session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results))
+            session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results,
+                                       inactive_uids=list(found.inactive_uids)))
             for tag in request.tags:
                 session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=now.date()))
             self.outbox.query_logged(session, row)
@@ -133,7 +135,13 @@ class QueryLog:
             if row is None:
                 raise NotFound(f"no query-log row {query_id} in this profile", param="id")
             stored = session.get(QueryLogResult, query_id)
-        return row_to_dict(row, list(stored.results) if stored is not None else [])
+            once_known = list(stored.inactive_uids or []) if stored is not None else []
+            facts = repo.fact_rows_by_uid(session, profile.id, once_known) if once_known else {}
+        out = row_to_dict(row, list(stored.results) if stored is not None else [])
+        # What memory once knew: the retired/superseded facts this search matched, as they are now.
+        out["inactive_matches"] = [{"uid": uid, "title": facts[uid].title, "status": facts[uid].status}
+                                   for uid in once_known if uid in facts]
+        return out
 
     def summary_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
         """The summary from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""

@@ -168,6 +168,9 @@ class QueryLogResult(SQLModel, table=True):
     query_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("query_log.id"), primary_key=True))
     profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
     results: list[dict[str, Any]] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    # Retired/superseded facts the search matched (a few, closest first): what memory once knew. NULL on
+    # rows written before migration 0005.
+    inactive_uids: Optional[list[str]] = Field(default=None, sa_column=sa.Column(sa.JSON, nullable=True))
 
 
 class QueryLogTag(SQLModel, table=True):

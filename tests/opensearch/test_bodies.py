@@ -161,7 +161,8 @@ def test_bm25_query_and_its_msm_rule() -> None:
 def test_count_bodies() -> None:
     body = q.inactive_matches(["pytest"], [1.0, 0.0], kind=None, tags=("testing",), min_similarity=0.5)
     assert canon(body) == canon({
-        "size": 0,
+        "size": 5,  # the facts memory once knew, shown in the query-log detail
+        "_source": ["uid"],
         "track_total_hits": True,
         "query": {"bool": {
             "filter": [INACTIVE, {"term": {"tags": "testing"}}],

@@ -125,6 +125,9 @@ def test_retired_and_superseded_facts_are_counted_apart_never_returned(backend: 
     found = backend.search("jenkins runbook")
     assert (found.matched_count, found.returned_count, found.facts) == (0, 0, [])
     assert backend.services.query_log.listing(backend.profile, 1)[0]["inactive_matched"] == 1
+    detail = backend.services.query_log.get(backend.profile, found.query_id)  # a miss says what memory knew
+    assert detail["inactive_matches"] == [{"uid": uids["Retired deploy runbook"], "title": "Retired deploy runbook",
+                                           "status": "retired"}]
     found = backend.search("nose unittest pytest")
     returned = [f.fact.uid for f in found.facts]
     assert uids["Old testing preference"] in returned  # the successor, under its new uid

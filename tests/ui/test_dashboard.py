@@ -315,3 +315,24 @@ def test_readable_on_a_phone(
     page.goto(f"{base_url}/ui/#/facts/{seeded.uids['db']}")
     ui.ready("facts")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
+
+
+def test_a_miss_says_which_retired_fact_it_matched(base_url: str, seeded: Seeded, ui: PageSession,
+                                                   artifacts: Path) -> None:
+    """"staging deploys blue cluster" was searched after "Deploy target" was retired: a miss where memory once
+    knew, and the detail names the fact."""
+    page = ui.page
+    listing = rest(base_url, seeded.access, "queries", limit=500)["queries"]
+    miss = next(q for q in listing if q["query"] == "staging deploys blue cluster")
+    assert (miss["matched_count"], miss["inactive_matched"]) == (0, 1)
+    ui.login(base_url, "alpha", seeded.access.token)
+    ui.ready("overview")
+    page.get_by_role("link", name="Query log").click()
+    ui.ready("queries")
+    page.locator(f"[data-testid=query-row][data-id='{miss['id']}']").click()
+    matches = page.get_by_test_id("inactive-match")
+    expect(matches).to_have_count(1)
+    expect(matches.first).to_contain_text("Deploy target")
+    expect(matches.first.get_by_test_id("inactive-match-status")).to_have_text("retired")
+    assert matches.first.locator("a").get_attribute("href").endswith(seeded.uids["deploy"])
+    page.screenshot(path=str(artifacts / "query-detail-once-known.png"), full_page=True)

@@ -18,7 +18,7 @@ from service.clock import utcnow
 from service.config import Settings
 from service.domain.embed_gate import EmbedGate
 from service.domain.facts import embedding_text
-from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, SearchHits, SearchRequest
+from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, INACTIVE_SHOWN, SearchHits, SearchRequest
 from service.search import lexical, readable
 from service.search.embedded.index import IndexedFact, ProfileIndex
 from service.search.fusion import fuse
@@ -160,12 +160,16 @@ class EmbeddedSearch:
             for r, score in ranked
         ]
         exact = mode != "degraded"
+        once_known = np.nonzero(inactive & matched)[0] if exact else np.zeros(0, dtype=np.int64)
+        closeness = sims[once_known] if sims is not None else counts[once_known].astype(np.float32)
+        shown = once_known[np.argsort(-closeness, kind="stable")][:INACTIVE_SHOWN]
         return SearchHits(
             matched_count=int((active & matched).sum()) if exact else None,
-            inactive_matched=int((inactive & matched).sum()) if exact else None,
+            inactive_matched=int(len(once_known)) if exact else None,
             hits=hits,
             mode=mode,
             notes=notes,
+            inactive_uids=[index.uids[int(r)] for r in shown],
         )
 
     # --- keeping the cache in step with the canonical store ---------------------------------------

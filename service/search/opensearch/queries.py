@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from service.domain.ports import INACTIVE_SHOWN
 from service.search import lexical
 
 Status = Literal["active", "inactive", "any"]
@@ -135,13 +136,15 @@ def inactive_matches(
     terms: Sequence[str], vector: Sequence[float] | None, *, kind: str | None, tags: Sequence[str],
     min_similarity: float,
 ) -> dict[str, Any]:
-    """How many retired/superseded facts the same search would have matched (size 0, exact total)."""
+    """How many retired/superseded facts the same search would have matched (exact total), and the first
+    INACTIVE_SHOWN of them, best first (closest by vector when there is one)."""
     inactive = filters(kind, tags, "inactive")
     should: list[dict[str, Any]] = [lexical_match(terms)]
     if vector is not None:
         should.append(knn_subquery(vector, min_similarity, inactive))
     return {
-        "size": 0,
+        "size": INACTIVE_SHOWN,
+        "_source": ["uid"],
         "track_total_hits": True,
         "query": {"bool": {"filter": inactive, "should": should, "minimum_should_match": 1}},
     }

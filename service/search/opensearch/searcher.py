@@ -80,6 +80,7 @@ class Searcher:
             bodies += q.hit_scores(uids, terms, vector.tolist(), s.min_similarity)
         answers = self._msearch(index, bodies)
         inactive, unembedded = _total(answers[0]), _total(answers[1])
+        once_known = [h["_source"]["uid"] for h in answers[0]["hits"]["hits"]]
         lexical_raw, vector_raw = ({h["_source"]["uid"]: float(h["_score"]) for h in a["hits"]["hits"]}
                                    for a in (answers[2:] if uids else [{"hits": {"hits": []}}] * 2))
         out = [Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), float(h["_score"]),
@@ -90,7 +91,7 @@ class Searcher:
             notes = ["some facts are not embedded yet: matched_count unknown"] if unembedded else \
                 ["OpenSearch reported a lower bound: matched_count unknown"]
             return SearchHits(None, None, out, "degraded", notes)
-        return SearchHits(matched, inactive, out, "hybrid")
+        return SearchHits(matched, inactive, out, "hybrid", inactive_uids=once_known)
 
     def _lexical(self, request: SearchRequest, terms: list[str], index: str, *, exact: bool,
                  notes: list[str]) -> SearchHits:
@@ -106,14 +107,15 @@ class Searcher:
         hits = [Hit(uid, ids[uid], score, lexical=raw[uid]) for uid, score in ranked]
         if not exact:
             return SearchHits(None, None, hits, mode, notes)
-        (inactive,) = self._counts(index, [
+        (answer,) = self._msearch(index, [
             q.inactive_matches(terms, None, kind=request.kind, tags=request.tags,
                                min_similarity=self.settings.min_similarity)
         ])
-        matched = _total(found)
+        inactive, matched = _total(answer), _total(found)
         if matched is None or inactive is None:
             return SearchHits(None, None, hits, "degraded", ["OpenSearch reported a lower bound"])
-        return SearchHits(matched, inactive, hits, mode, notes)
+        return SearchHits(matched, inactive, hits, mode, notes,
+                          inactive_uids=[h["_source"]["uid"] for h in answer["hits"]["hits"]])
 
     def _known(self, index: str, terms: list[str]) -> bool:
         """Whether any of the terms occurs in any fact of the profile (service.search.readable)."""
@@ -121,10 +123,6 @@ class Searcher:
             found = self.client.search(index=index, body=q.any_term(terms))
         total = found["hits"]["total"]
         return (total if isinstance(total, int) else int(total["value"])) > 0
-
-    def _counts(self, index: str, bodies: list[dict[str, Any]]) -> list[int | None]:
-        """Exact totals of size-0 searches, in one _msearch round trip."""
-        return [_total(answer) for answer in self._msearch(index, bodies)]
 
     def _msearch(self, index: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The answers of several searches in one round trip; any failed one fails them all."""

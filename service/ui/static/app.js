@@ -1028,6 +1028,23 @@ function queryDetailCard(row) {
           { testid: "query-results", caption: "Facts returned", captionHidden: true },
         )
       : empty("This search handed back nothing.", "query-results-empty"),
+    onceKnown(row.inactive_matches || []),
+  );
+}
+
+// The retired or superseded facts a search also matched: for a miss, what memory once knew.
+function onceKnown(matches) {
+  if (!matches.length) return null;
+  return h(
+    "div",
+    { class: "once-known", testid: "inactive-matches" },
+    h("p", {}, h("strong", {}, "Retired or superseded facts it also matched"), " (not handed back):"),
+    h(
+      "ul",
+      {},
+      matches.map((m) => h("li", { testid: "inactive-match" }, h("a", { href: factHref(m.uid), title: m.uid }, m.title), " ",
+        statusBadge(m.status, "inactive-match-status"))),
+    ),
   );
 }
 
