@@ -146,6 +146,8 @@ class IndexManager:
             return bool(self.client.indices.exists_alias(name=alias, index=index))
 
     def delete(self, indices: list[str]) -> None:
+        """Drop mirror indices an alias no longer points at (after `memory reindex` swapped it to a rebuilt
+        copy). Only derived search copies: facts and query-log rows live in the canonical store, never here."""
         if indices:
             with translated("delete old indices"):
                 self.client.indices.delete(index=",".join(indices), ignore_unavailable=True)

@@ -70,7 +70,7 @@ class MirrorMaintenance:
         self.indices.refresh(new_queries)
         replaced = self.indices.swap(facts_alias, new_facts) + self.indices.swap(queries_alias, new_queries)
         replayed = self.mirror.replay(profile.id, profile.name, started)
-        self.indices.delete(replaced)
+        self.indices.delete(replaced)  # the old mirror copies only; the canonical rows are untouched
         return {**counts, "indices": [new_facts, new_queries], "replaced": replaced,
                 "replayed": replayed.delivered, "template_version": tpl.TEMPLATE_VERSION}
 
