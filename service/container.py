@@ -8,6 +8,7 @@ from typing import Any
 from service.config import Settings
 from service.domain.embed_gate import EmbedGate
 from service.domain.facts import FactService
+from service.domain.gap_report import GapReport
 from service.domain.outbox import Outbox
 from service.domain.ports import Embedder, SearchBackend
 from service.domain.profiles import ProfileService
@@ -15,6 +16,7 @@ from service.domain.querylog import QueryLog
 from service.domain.search import SearchService
 from service.domain.stats import StoreStats
 from service.store import repository as repo
+from service.store.gaps import SqlMissReader
 from service.store.engine import Database
 from service.store.migrate import upgrade
 
@@ -30,6 +32,7 @@ class Services:
     search: SearchService
     query_log: QueryLog
     stats: StoreStats
+    gaps: GapReport
 
     def readiness(self) -> dict[str, Any]:
         checks: dict[str, Any] = {}
@@ -116,4 +119,5 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         search=SearchService(db, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait),
         query_log=query_log,
         stats=StoreStats(db),
+        gaps=GapReport(SqlMissReader(db), embedder, gate),
     )

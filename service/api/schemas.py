@@ -117,6 +117,87 @@ class SummaryBody(BaseModel):
     top_facts: list[TopFact]
 
 
+class GapQuery(BaseModel):
+    query: str
+    count: int = Field(description="Searches with exactly this text.")
+
+
+class KindCount(BaseModel):
+    kind: Kind
+    count: int
+
+
+class RetiredFact(BaseModel):
+    uid: str
+    count: int = Field(description="Searches of the group that matched this fact.")
+    title: str | None = Field(description="The fact's title now (null if the fact is not in the profile).")
+    status: Status | None
+
+
+class GapGroup(BaseModel):
+    id: str = Field(description="Stable while the group's representative stays the same; "
+                                "GET /api/{profile}/queries/gaps/{id} lists its searches.")
+    representative: str = Field(description="The most searched text of the group's leading form.")
+    count: int = Field(description="Searches in the group.")
+    queries: list[GapQuery] = Field(description="Distinct texts, most searched first (ties by text).")
+    first_seen: str
+    last_seen: str
+    kinds: list[KindCount] = Field(description="Kind filters of the group's searches (searches without one are "
+                                               "not counted).")
+    tags: list[TagCount] = Field(description="Tag filters of the group's searches.")
+    retired_facts: list[RetiredFact] | None = Field(
+        default=None, description="retired_only groups: the retired or superseded facts that would have matched "
+                                  "(at most 10, most matched first).")
+
+
+class GapSection(BaseModel):
+    searches: int = Field(description="Searches in this section over the window.")
+    distinct_queries: int
+    grouped_queries: int = Field(description="Distinct texts grouped (at most 2000, the most searched).")
+    grouped_searches: int
+    capped: bool = Field(description="True when there were more distinct texts than were grouped.")
+    lexical_tail: int = Field(description="Semantic grouping: forms placed by the lexical rule because the "
+                                          "embedding budget was spent (0 otherwise).")
+    groups: list[GapGroup] = Field(description="Most searched first, ties by representative.")
+
+
+class Grouping(BaseModel):
+    method: Literal["semantic", "lexical"]
+    threshold: float
+    model: str | None = Field(default=None, description="semantic: the embedder's model id.")
+    embedded_forms_max: int | None = None
+    tail_rule: str | None = None
+    rule: str | None = None
+    reason: str | None = Field(default=None, description="lexical: why not semantic.")
+
+
+class GapsBody(BaseModel):
+    model_config = {"populate_by_name": True}
+
+    profile: str
+    days: int = Field(ge=1, le=365)
+    from_: str = Field(alias="from")
+    to: str
+    grouping: Grouping
+    zero_match: GapSection = Field(description="Zero-match searches that no fact matched, not even a retired one.")
+    retired_only: GapSection = Field(description="Zero-match searches that only retired or superseded facts "
+                                                 "matched.")
+
+
+class GapSearchesBody(BaseModel):
+    model_config = {"populate_by_name": True}
+
+    profile: str
+    days: int = Field(ge=1, le=365)
+    from_: str = Field(alias="from")
+    to: str
+    section: Literal["zero_match", "retired_only"]
+    grouping: Grouping
+    group: GapGroup
+    total: int = Field(description="The group's searches in the window (the list holds at most `limit`).")
+    queries: list[QueryRow] = Field(description="The group's searches, newest first.")
+
+
 class StatsDay(BaseModel):
     date: str
     created: int

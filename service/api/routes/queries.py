@@ -6,7 +6,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import authenticated
-from service.api.schemas import QueriesBody, QueryBody, SummaryBody, ok
+from service.api.schemas import GapsBody, GapSearchesBody, QueriesBody, QueryBody, SummaryBody, ok
 from service.domain import validation
 from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
 
@@ -33,6 +33,26 @@ def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Day
     if result.source:
         response.headers["X-Memory-Source"] = result.source
     return result.body
+
+
+@router.get("/api/{profile}/queries/gaps", response_model=None, responses={**ok(GapsBody), **authenticated()})
+def gaps(profile: ProfileDep, svc: ServicesDep, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
+    """Knowledge gaps: the window's zero-match searches grouped into topics (near-identical or paraphrased
+    queries form one group), apart from those where only retired facts matched (README "Knowledge gaps").
+
+    Always computed from the canonical store, in either search mode."""
+    return svc.gaps.report(profile, days)
+
+
+@router.get("/api/{profile}/queries/gaps/{group}", response_model=None,
+            responses={**ok(GapSearchesBody), **authenticated(404)})
+def gap_searches(
+    profile: ProfileDep, svc: ServicesDep,
+    group: Annotated[str, Path(pattern=r"^[zr][0-9a-f]{15}$", description="A group id from the gap report.")],
+    days: Days = DAYS_DEFAULT, limit: Limit = LISTING_DEFAULT,
+) -> dict[str, Any]:
+    """One group of the gap report (over the same window) and its searches, newest first."""
+    return svc.gaps.searches(profile, days, group, limit)
 
 
 @router.get("/api/{profile}/queries/{query_id}", response_model=None,

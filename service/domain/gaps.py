@@ -1,0 +1,219 @@
+"""Knowledge gaps: the rule that groups missed searches into topics (pure; both canonical stores feed it).
+
+Input: the window's distinct missed query texts, each with its number of searches, first and last time seen,
+and the kind/tag filters and retired facts of those searches. Output: groups of texts that ask the same thing.
+
+1. Canonical order: texts by searches descending, then by text (code points). Every step below walks this
+   order, so the same log gives the same groups whatever order its rows were read in.
+2. Forms: texts with the same set of informative terms, Porter-stemmed (the search's own tokenizer and stop
+   words, service.search.lexical), are one form: "Deploying to staging?" and "deploy staging" are one form.
+   A text with no informative term ("what do you know?") is a form of its own (its folded text).
+3. Leader clustering over forms, in canonical order: a form joins the group whose leader (its first form) is
+   most similar to it, when that similarity reaches the threshold (ties: the earlier group); otherwise it
+   leads a new group.
+   - lexical: Jaccard similarity of the stemmed term sets, >= LEXICAL_THRESHOLD;
+   - semantic: cosine similarity of the embeddings of the forms' first texts, >= SEMANTIC_THRESHOLD (rounded to
+     6 decimals, so a last-bit difference cannot flip a decision). Only the first SEMANTIC_BUDGET forms are
+     embedded (the cost bound); later forms are placed by the lexical rule among the groups and are counted in
+     `lexical_tail`.
+4. A group's representative is its leader's first text; groups are ordered by searches descending, then by
+   representative; a group's texts by searches descending, then by text.
+
+SEMANTIC_THRESHOLD was chosen on bench/data/gaps/labelled.jsonl (60 queries in 20 labelled topics, with
+look-alike topics such as "python version" / "node version"): `python bench/gaps.py --check` prints pairwise
+precision and recall of the grouping for thresholds 0.40-0.80; README "Knowledge gaps" has the table.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import snowballstemmer
+
+from service.search.lexical import informative_terms
+
+LEXICAL_THRESHOLD = 0.5
+SEMANTIC_THRESHOLD = 0.55
+SEMANTIC_BUDGET = 256  # forms embedded per section and report (~0.2 s of all-MiniLM-L6-v2 on two cores)
+
+
+@dataclass(frozen=True)
+class MissedQuery:
+    """One distinct missed query text in the window, with what its searches asked for."""
+
+    query: str
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+    kinds: Mapping[str, int] = field(default_factory=dict)  # kind filter -> searches
+    tags: Mapping[str, int] = field(default_factory=dict)  # tag filter -> searches
+    retired: Mapping[str, int] = field(default_factory=dict)  # retired/superseded fact uid -> searches
+
+
+@dataclass
+class Form:
+    terms: frozenset[str]
+    queries: list[MissedQuery]
+
+    @property
+    def text(self) -> str:
+        return self.queries[0].query
+
+
+@dataclass
+class Group:
+    forms: list[Form]
+
+    @property
+    def queries(self) -> list[MissedQuery]:
+        return sorted((q for f in self.forms for q in f.queries), key=canonical_key)
+
+    @property
+    def representative(self) -> str:
+        return self.forms[0].text
+
+    @property
+    def count(self) -> int:
+        return sum(q.count for f in self.forms for q in f.queries)
+
+
+@dataclass
+class Grouping:
+    groups: list[Group]
+    lexical_tail: int = 0  # forms placed lexically because the semantic budget was spent
+
+
+def canonical_key(item: MissedQuery) -> tuple[int, str]:
+    return (-item.count, item.query)
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split())
+
+
+def term_sets(texts: Sequence[str]) -> list[frozenset[str]]:
+    """The Porter-stemmed informative terms of each text (a fresh stemmer per call: it keeps state)."""
+    stemmer = snowballstemmer.stemmer("porter")
+    return [frozenset(stemmer.stemWords(informative_terms(t))) for t in texts]
+
+
+def forms_of(items: Iterable[MissedQuery]) -> list[Form]:
+    """Texts with equal stemmed term sets merged into forms, in canonical order."""
+    ordered = sorted(items, key=canonical_key)
+    by_key: dict[object, Form] = {}
+    for item, terms in zip(ordered, term_sets([i.query for i in ordered])):
+        key: object = terms if terms else ("text", _fold(item.query))
+        form = by_key.get(key)
+        if form is None:
+            by_key[key] = Form(terms, [item])
+        else:
+            form.queries.append(item)
+    return list(by_key.values())
+
+
+class _LexicalLeaders:
+    """The groups' leaders indexed by term, so a form is compared only with leaders sharing a term."""
+
+    def __init__(self) -> None:
+        self.by_term: dict[str, list[int]] = {}
+        self.sizes: dict[int, int] = {}
+
+    def add(self, group: int, terms: frozenset[str]) -> None:
+        self.sizes[group] = len(terms)
+        for term in terms:
+            self.by_term.setdefault(term, []).append(group)
+
+    def best(self, terms: frozenset[str], threshold: float) -> int | None:
+        shared: Counter[int] = Counter()
+        for term in terms:
+            shared.update(self.by_term.get(term, ()))
+        best, best_score = None, -1.0
+        for group in sorted(shared):  # strictly better only: of equal scores, the earlier group
+            inter = shared[group]
+            score = round(inter / (len(terms) + self.sizes[group] - inter), 6)
+            if score >= threshold and score > best_score:
+                best, best_score = group, score
+        return best
+
+
+def group_lexical(items: Iterable[MissedQuery], threshold: float = LEXICAL_THRESHOLD) -> Grouping:
+    groups: list[Group] = []
+    leaders = _LexicalLeaders()
+    for form in forms_of(items):
+        _place_lexically(form, groups, leaders, threshold)
+    return Grouping(_ordered(groups))
+
+
+def _place_lexically(form: Form, groups: list[Group], leaders: _LexicalLeaders, threshold: float) -> None:
+    target = leaders.best(form.terms, threshold) if form.terms else None
+    if target is None:
+        groups.append(Group([form]))
+        leaders.add(len(groups) - 1, form.terms)
+    else:
+        groups[target].forms.append(form)
+
+
+def group_semantic(items: Iterable[MissedQuery], embed: Callable[[list[str]], np.ndarray],
+                   threshold: float = SEMANTIC_THRESHOLD, budget: int = SEMANTIC_BUDGET,
+                   lexical_threshold: float = LEXICAL_THRESHOLD) -> Grouping:
+    """`embed` turns texts into unit vectors, one row per text (one call, in canonical order)."""
+    forms = forms_of(items)
+    head, tail = forms[:budget], forms[budget:]
+    vectors = np.asarray(embed([f.text for f in head]), dtype=np.float32) if head else np.zeros((0, 0), np.float32)
+    groups: list[Group] = []
+    leader_rows: list[int] = []  # row of `vectors` of each group's leader
+    leaders = _LexicalLeaders()  # the same leaders, for the lexical tail
+    for row, form in enumerate(head):
+        target = None
+        if leader_rows:
+            sims = np.round(vectors[leader_rows] @ vectors[row], 6)
+            best = int(np.argmax(sims))  # the first of equal maxima: the earlier group
+            if sims[best] >= threshold:
+                target = best
+        if target is None:
+            groups.append(Group([form]))
+            leader_rows.append(row)
+            leaders.add(len(groups) - 1, form.terms)
+        else:
+            groups[target].forms.append(form)
+    for form in tail:
+        _place_lexically(form, groups, leaders, lexical_threshold)
+    return Grouping(_ordered(groups), lexical_tail=len(tail))
+
+
+def _ordered(groups: list[Group]) -> list[Group]:
+    return sorted(groups, key=lambda g: (-g.count, g.representative))
+
+
+def _top(counts: Counter[str], name: str) -> list[dict[str, object]]:
+    return [{name: key, "count": n} for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def describe(group: Group, section: str, iso: Callable[[datetime], str | None]) -> dict[str, object]:
+    """A group as the REST answer shows it (retired facts as uids with counts; the caller adds titles)."""
+    queries = group.queries
+    kinds: Counter[str] = Counter()
+    tags: Counter[str] = Counter()
+    retired: Counter[str] = Counter()
+    for q in queries:
+        kinds.update(q.kinds)
+        tags.update(q.tags)
+        retired.update(q.retired)
+    out: dict[str, object] = {
+        "representative": group.representative,
+        "count": group.count,
+        "queries": [{"query": q.query, "count": q.count} for q in queries],
+        "first_seen": iso(min(q.first_seen for q in queries)),
+        "last_seen": iso(max(q.last_seen for q in queries)),
+        "kinds": _top(kinds, "kind"),
+        "tags": _top(tags, "tag"),
+    }
+    if section == "retired_only":
+        out["retired_facts"] = _top(retired, "uid")
+    return out
