@@ -7,7 +7,7 @@ and the kind/tag filters and retired facts of those searches. Output: groups of 
    order, so the same log gives the same groups whatever order its rows were read in.
 2. Forms: texts with the same set of informative terms, Porter-stemmed (the search's own tokenizer and stop
    words, service.search.lexical), are one form: "Deploying to staging?" and "deploy staging" are one form.
-   A text with no informative term ("what do you know?") is a form of its own (its folded text).
+   A text with no informative term ("what do you know?") is a form with the texts of the same words.
 3. Leader clustering over forms, in canonical order: a form joins the group whose leader (its first form) is
    most similar to it, when that similarity reaches the threshold (ties: the earlier group); otherwise it
    leads a new group.
@@ -26,7 +26,6 @@ precision and recall of the grouping for thresholds 0.40-0.80; README "Knowledge
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from datetime import datetime
 import numpy as np
 import snowballstemmer
 
-from service.search.lexical import informative_terms
+from service.search.lexical import informative_terms, tokens
 
 LEXICAL_THRESHOLD = 0.5
 SEMANTIC_THRESHOLD = 0.55
@@ -92,9 +91,9 @@ def canonical_key(item: MissedQuery) -> tuple[int, str]:
     return (-item.count, item.query)
 
 
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split())
+def _surface(text: str) -> str:
+    """All of a text's words, folded as the search folds them (punctuation and case dropped)."""
+    return " ".join(tokens(text)) or " ".join(text.split())
 
 
 def term_sets(texts: Sequence[str]) -> list[frozenset[str]]:
@@ -108,7 +107,7 @@ def forms_of(items: Iterable[MissedQuery]) -> list[Form]:
     ordered = sorted(items, key=canonical_key)
     by_key: dict[object, Form] = {}
     for item, terms in zip(ordered, term_sets([i.query for i in ordered])):
-        key: object = terms if terms else ("text", _fold(item.query))
+        key: object = terms if terms else ("text", _surface(item.query))
         form = by_key.get(key)
         if form is None:
             by_key[key] = Form(terms, [item])
