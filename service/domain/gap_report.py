@@ -23,7 +23,7 @@ from service.domain import gaps, validation
 from service.domain.embed_gate import EmbedGate
 from service.domain.ports import Embedder, EmbeddingUnavailable
 from service.domain.profiles import ProfileRef
-from service.domain.querylog import DAYS_MAX, LISTING_MAX, row_to_dict
+from service.domain.querylog import DAYS_MAX, LISTING_MAX, AggregateMirror, Sourced, row_to_dict
 from service.errors import InvalidInput, NotFound
 
 SECTIONS = ("zero_match", "retired_only")
@@ -35,6 +35,8 @@ GROUP_ID_LENGTH = 16
 
 class MissReader(Protocol):
     """What the report reads from the canonical store (service.store.gaps.SqlMissReader)."""
+
+    store_name: str  # "sqlite" or "postgres", for X-Memory-Source
 
     def misses(self, profile_id: int, first: date, last: date, section: str, limit: int
                ) -> tuple[list[gaps.MissedQuery], int, int]: ...
@@ -65,6 +67,12 @@ class GapReport:
         self.reader = reader
         self.embedder = embedder
         self.gate = gate or EmbedGate(embedder)
+
+    def report_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
+        """The report, marked with the canonical store's name when the service also runs a mirror (whose
+        summary and stats may come from OpenSearch): the gap report never does."""
+        body = self.report(profile, days)
+        return Sourced(body, self.reader.store_name if isinstance(backend, AggregateMirror) else None)
 
     def report(self, profile: ProfileRef, days: int) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

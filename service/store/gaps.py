@@ -44,6 +44,7 @@ class SqlMissReader:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.store_name = "postgres" if db.dialect == "postgresql" else db.dialect
 
     def misses(self, profile_id: int, first: date, last: date, section: str, limit: int
                ) -> tuple[list[MissedQuery], int, int]:

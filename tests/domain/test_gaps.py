@@ -187,6 +187,8 @@ def test_forms_share_one_embedding() -> None:
 
 
 class _Reader:
+    store_name = "sqlite"
+
     def __init__(self, items: list[gaps.MissedQuery]) -> None:
         self.items = items
 

@@ -36,12 +36,16 @@ def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Day
 
 
 @router.get("/api/{profile}/queries/gaps", response_model=None, responses={**ok(GapsBody), **authenticated()})
-def gaps(profile: ProfileDep, svc: ServicesDep, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
+def gaps(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days = DAYS_DEFAULT) -> dict[str, Any]:
     """Knowledge gaps: the window's zero-match searches grouped into topics (near-identical or paraphrased
     queries form one group), apart from those where only retired facts matched (README "Knowledge gaps").
 
-    Always computed from the canonical store, in either search mode."""
-    return svc.gaps.report(profile, days)
+    Always computed from the canonical store, in either search mode; with the OpenSearch mirror, the header
+    X-Memory-Source says so (`postgres`)."""
+    result = svc.gaps.report_from(profile, days, svc.backend)
+    if result.source:
+        response.headers["X-Memory-Source"] = result.source
+    return result.body
 
 
 @router.get("/api/{profile}/queries/gaps/{group}", response_model=None,
