@@ -8,18 +8,18 @@ and the kind/tag filters and retired facts of those searches. Output: groups of 
 2. Forms: texts with the same set of informative terms, Porter-stemmed (the search's own tokenizer and stop
    words, service.search.lexical), are one form: "Deploying to staging?" and "deploy staging" are one form.
    A text with no informative term ("what do you know?") is a form with the texts of the same words.
-3. Leader clustering over forms, in canonical order: a form joins the group whose leader (its first form) is
-   most similar to it, when that similarity reaches the threshold (ties: the earlier group); otherwise it
-   leads a new group.
-   - lexical: Jaccard similarity of the stemmed term sets, >= LEXICAL_THRESHOLD;
-   - semantic: cosine similarity of the embeddings of the forms' first texts, >= SEMANTIC_THRESHOLD (rounded to
-     6 decimals, so a last-bit difference cannot flip a decision). Only the first SEMANTIC_BUDGET forms are
-     embedded (the cost bound); later forms are placed by the lexical rule among the groups and are counted in
-     `lexical_tail`.
-4. A group's representative is its leader's first text; groups are ordered by searches descending, then by
+3. Lexical groups: leader clustering over forms, in canonical order. A form joins the group whose leader (its
+   first form) has the highest Jaccard similarity of stemmed term sets with it, when that reaches
+   LEXICAL_THRESHOLD (ties: the earlier group); otherwise it leads a new group.
+4. Semantic groups (when an embedder answers): the lexical groups, most searched first, are leader-clustered
+   the same way by the cosine similarity of their representatives' embeddings, >= SEMANTIC_THRESHOLD (rounded to
+   6 decimals, so a last-bit difference cannot flip a decision). Only the first SEMANTIC_BUDGET lexical groups
+   are embedded (the cost bound: one batch of at most that many texts per section); the others stay lexical
+   groups and are counted in `lexical_tail`.
+5. A group's representative is its leader's first text; groups are ordered by searches descending, then by
    representative; a group's texts by searches descending, then by text.
 
-SEMANTIC_THRESHOLD was chosen on bench/data/gaps/labelled.jsonl (60 queries in 20 labelled topics, with
+SEMANTIC_THRESHOLD was chosen on bench/data/gaps/labelled.jsonl (60 queries in 19 labelled topics, with
 look-alike topics such as "python version" / "node version"): `python bench/gaps.py --check` prints pairwise
 precision and recall of the grouping for thresholds 0.40-0.80; README "Knowledge gaps" has the table.
 """
@@ -38,7 +38,7 @@ from service.search.lexical import informative_terms, tokens
 
 LEXICAL_THRESHOLD = 0.5
 SEMANTIC_THRESHOLD = 0.55
-SEMANTIC_BUDGET = 256  # forms embedded per section and report (~0.2 s of all-MiniLM-L6-v2 on two cores)
+SEMANTIC_BUDGET = 128  # lexical groups embedded per section and report (bench/gaps.py: ~0.1-0.2 s of MiniLM)
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,18 @@ def _surface(text: str) -> str:
 
 
 def term_sets(texts: Sequence[str]) -> list[frozenset[str]]:
-    """The Porter-stemmed informative terms of each text (a fresh stemmer per call: it keeps state)."""
+    """The Porter-stemmed informative terms of each text. A fresh stemmer per call (it keeps state between
+    words) and each distinct word stemmed once per call (the pure-Python stemmer is the slow part)."""
     stemmer = snowballstemmer.stemmer("porter")
-    return [frozenset(stemmer.stemWords(informative_terms(t))) for t in texts]
+    stems: dict[str, str] = {}
+
+    def stem(word: str) -> str:
+        found = stems.get(word)
+        if found is None:
+            found = stems[word] = stemmer.stemWord(word)
+        return found
+
+    return [frozenset(stem(w) for w in informative_terms(t)) for t in texts]
 
 
 def forms_of(items: Iterable[MissedQuery]) -> list[Form]:
@@ -161,29 +170,27 @@ def _place_lexically(form: Form, groups: list[Group], leaders: _LexicalLeaders, 
 def group_semantic(items: Iterable[MissedQuery], embed: Callable[[list[str]], np.ndarray],
                    threshold: float = SEMANTIC_THRESHOLD, budget: int = SEMANTIC_BUDGET,
                    lexical_threshold: float = LEXICAL_THRESHOLD) -> Grouping:
-    """`embed` turns texts into unit vectors, one row per text (one call, in canonical order)."""
-    forms = forms_of(items)
-    head, tail = forms[:budget], forms[budget:]
-    vectors = np.asarray(embed([f.text for f in head]), dtype=np.float32) if head else np.zeros((0, 0), np.float32)
-    groups: list[Group] = []
-    leader_rows: list[int] = []  # row of `vectors` of each group's leader
-    leaders = _LexicalLeaders()  # the same leaders, for the lexical tail
-    for row, form in enumerate(head):
+    """The lexical groups, merged by meaning: their representatives are embedded (`embed`: texts -> unit
+    vectors, one call, in group order) and leader-clustered by cosine. Only the first `budget` groups are
+    embedded; the rest stay as they are (`lexical_tail`)."""
+    lexical = group_lexical(items, lexical_threshold).groups
+    head, tail = lexical[:budget], lexical[budget:]
+    vectors = np.asarray(embed([g.representative for g in head]), dtype=np.float32) if head else None
+    merged: list[Group] = []
+    leader_rows: list[int] = []  # row of `vectors` of each merged group's leader
+    for row, group in enumerate(head):
         target = None
-        if leader_rows:
+        if leader_rows and vectors is not None:
             sims = np.round(vectors[leader_rows] @ vectors[row], 6)
             best = int(np.argmax(sims))  # the first of equal maxima: the earlier group
             if sims[best] >= threshold:
                 target = best
         if target is None:
-            groups.append(Group([form]))
+            merged.append(Group(list(group.forms)))
             leader_rows.append(row)
-            leaders.add(len(groups) - 1, form.terms)
         else:
-            groups[target].forms.append(form)
-    for form in tail:
-        _place_lexically(form, groups, leaders, lexical_threshold)
-    return Grouping(_ordered(groups), lexical_tail=len(tail))
+            merged[target].forms.extend(group.forms)
+    return Grouping(_ordered(merged + tail), lexical_tail=len(tail))
 
 
 def _ordered(groups: list[Group]) -> list[Group]:

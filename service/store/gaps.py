@@ -1,7 +1,8 @@
 """SQL behind the knowledge-gap report: the window's missed searches, aggregated per distinct query text.
 
-Same statements on SQLite and PostgreSQL. Every read is bounded: at most `limit` distinct texts (the most
-searched; ties by text, byte-wise), and at most RETIRED_ROWS_MAX rows read for the retired facts.
+Same statements on SQLite and PostgreSQL, each one pass over the window's missed rows through the index
+(profile_id, day, matched_count, inactive_matched). The result is bounded: at most `limit` distinct texts (the
+most searched; ties by text, byte-wise); the details are read for those texts only.
 Sections (a search is in at most one):
 - "zero_match": matched_count 0 and no retired/superseded fact matched either (inactive_matched 0 or unknown);
 - "retired_only": matched_count 0 and inactive_matched > 0 (summary's retired_only).
@@ -23,7 +24,6 @@ from service.store.engine import Database
 from service.store.tables import QueryLogResult, QueryLogRow, QueryLogTag
 
 SECTIONS = ("zero_match", "retired_only")
-RETIRED_ROWS_MAX = 50_000  # newest retired-only searches read for their retired facts
 
 
 def _section(name: str) -> Any:
@@ -67,7 +67,7 @@ class SqlMissReader:
             texts = [str(r[0]) for r in rows]
             only = [col(QueryLogRow.query).in_(texts)] if distinct > len(texts) else []
             kinds = self._kinds(session, where + only)
-            tags = self._tags(session, profile_id, first, last, where + only)
+            tags = self._tags(session, where + only)
             retired = self._retired(session, where + only) if section == "retired_only" else {}
         items = [MissedQuery(query=str(q), count=int(c), first_seen=lo, last_seen=hi,
                              kinds=dict(kinds.get(q, {})), tags=dict(tags.get(q, {})), retired=dict(retired.get(q, {})))
@@ -84,14 +84,13 @@ class SqlMissReader:
             out[str(q)][str(kind)] = int(n)
         return out
 
-    def _tags(self, session: Session, profile_id: int, first: date, last: date, where: list[Any]
-              ) -> dict[str, dict[str, int]]:
+    def _tags(self, session: Session, where: list[Any]) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = defaultdict(dict)
         for q, tag, n in session.execute(
             sa.select(QueryLogRow.query, QueryLogTag.tag, sa.func.count())
             .select_from(QueryLogTag)
             .join(QueryLogRow, QueryLogRow.id == QueryLogTag.query_id)
-            .where(QueryLogTag.profile_id == profile_id, QueryLogTag.day >= first, QueryLogTag.day <= last, *where)
+            .where(*where)  # driven from the missed rows (their index), tags found by primary key
             .group_by(QueryLogRow.query, QueryLogTag.tag)
         ):
             out[str(q)][str(tag)] = int(n)
@@ -104,8 +103,6 @@ class SqlMissReader:
             sa.select(QueryLogRow.query, QueryLogResult.inactive_uids)
             .join(QueryLogResult, QueryLogResult.query_id == QueryLogRow.id)
             .where(*where)
-            .order_by(col(QueryLogRow.id).desc())
-            .limit(RETIRED_ROWS_MAX)
         ):
             out[str(q)].update(set(uids or []))
         return out

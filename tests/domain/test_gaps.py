@@ -165,16 +165,22 @@ def test_semantic_threshold_is_inclusive_and_keeps_unrelated_apart() -> None:
     assert texts(grouping) == [["a", "b"], ["c"]]
 
 
-def test_semantic_budget_places_the_tail_lexically() -> None:
-    angle = {"deploy staging": 0.0, "push release to staging env": 0.05, "redis ttl": 1.5}
+def test_semantic_merges_lexical_groups_within_the_budget() -> None:
+    angle = {"deploy staging": 0.0, "push release to staging env": 0.05, "redis ttl": 1.5,
+             "ship a build to preprod": 0.02, "backup schedule": 3.0}
     embed, calls = _labelled_embedder({t: (np.cos(a), np.sin(a)) for t, a in angle.items()})
     items = [miss("deploy staging", 5), miss("push release to staging env", 4), miss("redis ttl", 3),
-             miss("staging deploy steps", 1), miss("backup schedule", 1)]
+             miss("staging deploy steps", 1), miss("backup schedule", 1), miss("ship a build to preprod", 1)]
+    # Lexical groups first: "staging deploy steps" joins "deploy staging" (2/3 of their terms), so only the
+    # representatives of the first three lexical groups are embedded; the last two stay lexical groups.
     grouping = gaps.group_semantic(items, embed, threshold=0.9, budget=3)
-    assert calls == [["deploy staging", "push release to staging env", "redis ttl"]]  # only the budget embedded
+    assert calls == [["deploy staging", "push release to staging env", "redis ttl"]]
     assert grouping.lexical_tail == 2
     assert texts(grouping) == [["deploy staging", "push release to staging env", "staging deploy steps"],
-                               ["redis ttl"], ["backup schedule"]]
+                               ["redis ttl"], ["backup schedule"], ["ship a build to preprod"]]
+    unbounded = gaps.group_semantic(items, embed, threshold=0.9)
+    assert unbounded.lexical_tail == 0 and texts(unbounded)[0] == [
+        "deploy staging", "push release to staging env", "ship a build to preprod", "staging deploy steps"]
 
 
 def test_forms_share_one_embedding() -> None:
