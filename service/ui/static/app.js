@@ -1,6 +1,9 @@
 // The reviewer's dashboard: a read-only client of the REST API (no private endpoints).
 // The profile name and token live in sessionStorage only and travel as an Authorization header,
-// never in a URL. Views are chosen by the hash: #/, #/queries, #/queries/<id>, #/facts, #/facts/<uid>.
+// never in a URL. Views are chosen by the hash: #/, #/queries, #/queries/<id>, #/facts, #/facts/<uid>,
+// #/gaps and #/queries?gap=<id>&days=<n> (gaps.js).
+
+import { viewGapSearches, viewGaps } from "./gaps.js";
 
 const AUTH_KEY = "memory.dashboard.auth";
 const DAYS_KEY = "memory.dashboard.days";
@@ -1342,10 +1345,18 @@ async function route() {
       setNav("facts");
       document.title = "Facts · Memory dashboard";
       await viewFacts(view, seq, params);
+    } else if (parts[0] === "queries" && params.get("gap")) {
+      setNav("queries");
+      document.title = "Query log · Memory dashboard";
+      await viewGapSearches(view, seq, params, gapsUi());
     } else if (parts[0] === "queries") {
       setNav("queries");
       document.title = "Query log · Memory dashboard";
       await viewQueries(view, seq, parts[1]);
+    } else if (parts[0] === "gaps") {
+      setNav("gaps");
+      document.title = "Gaps · Memory dashboard";
+      await viewGaps(view, seq, gapsUi());
     } else {
       setNav("overview");
       document.title = "Overview · Memory dashboard";
@@ -1357,6 +1368,12 @@ async function route() {
   } finally {
     if (seq === state.renderSeq) view.removeAttribute("aria-busy");
   }
+}
+
+// What gaps.js draws with (the shared helpers of this file).
+function gapsUi() {
+  return { h, api, profilePath, state, card, table, empty, fmtInt, fmtTime, factHref, statusBadge, windowSelector,
+    route, queryRow, QUERY_COLUMNS, showQueryDetail };
 }
 
 function start() {

@@ -1,0 +1,196 @@
+// "What memory did not know": the knowledge-gap report (GET /api/{profile}/queries/gaps) and one group's
+// searches in the query log (#/queries?gap=<id>&days=<n>, from GET /api/{profile}/queries/gaps/{id}).
+// The dashboard's shared helpers come in as `ui` (h, api, card, table, ...), so this module has no import of its own.
+
+const BARS = 12; // groups drawn per section; the table lists them all
+const QUERIES_SHOWN = 6; // distinct texts listed per group in the table (the group's page has every search)
+
+const SECTIONS = [
+  {
+    key: "zero_match",
+    title: "Searches that found nothing",
+    help: "Zero-match searches no fact matched, not even a retired one, grouped into topics: what agents " +
+      "expected memory to know. Each group links to its searches in the query log.",
+    empty: "No zero-match searches in this window.",
+  },
+  {
+    key: "retired_only",
+    title: "Searches only retired facts would have answered",
+    help: "Zero-match searches where a retired or superseded fact matched: memory once knew. " +
+      "Worth a look before writing the fact again.",
+    empty: "No search in this window matched only retired facts.",
+  },
+];
+
+export function gapHref(group, days) {
+  return `#/queries?gap=${encodeURIComponent(group.id)}&days=${encodeURIComponent(days)}`;
+}
+
+function groupingNote(ui, grouping) {
+  const { h } = ui;
+  const text = grouping.method === "semantic"
+    ? `Grouped by meaning: embeddings of ${grouping.model}, cosine ≥ ${grouping.threshold}` +
+      ` (the ${grouping.embedded_forms_max} most searched word-groups per section; the rest by shared words).`
+    : `Grouped by shared words (stemmed terms, Jaccard ≥ ${grouping.threshold})` +
+      (grouping.reason ? `: ${grouping.reason}.` : ".");
+  return h("p", { class: "muted gap-grouping", testid: "gap-grouping", dataset: { method: grouping.method } }, text);
+}
+
+function counts(ui, items, name) {
+  const { h } = ui;
+  if (!items || !items.length) return h("span", { class: "muted" }, "—");
+  return items.map((x) => `${x[name]} (${ui.fmtInt(x.count)})`).join(", ");
+}
+
+function bars(ui, section, days, label) {
+  const { h } = ui;
+  const shown = section.groups.slice(0, BARS);
+  const max = Math.max(1, ...shown.map((g) => g.count));
+  return h(
+    "ol",
+    {
+      class: "gap-bars",
+      role: "img",
+      "aria-label": `${label}: the ${shown.length} largest of ${section.groups.length} groups by searches` +
+        (shown.length ? `, largest "${shown[0].representative}" with ${shown[0].count}` : ""),
+      testid: "gap-chart",
+    },
+    shown.map((g) =>
+      h(
+        "li",
+        { dataset: { id: g.id, count: String(g.count) } },
+        h("a", { href: gapHref(g, days), class: "gap-bar-label", tabindex: "-1", "aria-hidden": "true" }, g.representative),
+        h("span", { class: "gap-bar", "aria-hidden": "true" },
+          h("span", { style: `width:${Math.max(2, Math.round((100 * g.count) / max))}%` })),
+        h("span", { class: "gap-bar-count", "aria-hidden": "true" }, ui.fmtInt(g.count)),
+      ),
+    ),
+  );
+}
+
+function retiredFacts(ui, facts) {
+  const { h } = ui;
+  if (!facts || !facts.length) return h("span", { class: "muted" }, "—");
+  return h(
+    "ul",
+    { class: "gap-facts" },
+    facts.map((f) =>
+      h("li", { testid: "gap-retired-fact" },
+        h("a", { href: ui.factHref(f.uid), title: f.uid }, f.title || f.uid), " ",
+        f.status ? ui.statusBadge(f.status, "gap-retired-status") : null,
+        h("span", { class: "muted" }, ` ×${ui.fmtInt(f.count)}`)),
+    ),
+  );
+}
+
+function groupRow(ui, g, days, retired) {
+  const { h } = ui;
+  const more = g.queries.length - QUERIES_SHOWN;
+  return h(
+    "tr",
+    { testid: "gap-group", dataset: { id: g.id, count: String(g.count) } },
+    h("td", { class: "query-text" },
+      h("a", { href: gapHref(g, days), testid: "gap-link" }, g.representative),
+      h("ul", { class: "gap-queries" },
+        g.queries.slice(0, QUERIES_SHOWN).map((q) => h("li", { testid: "gap-query" }, q.query, h("span", { class: "muted" }, ` ×${ui.fmtInt(q.count)}`))),
+        more > 0 ? h("li", { class: "muted" }, `and ${more} more`) : null)),
+    h("td", { class: "num" }, ui.fmtInt(g.count)),
+    h("td", { class: "num wide-only" }, ui.fmtInt(g.queries.length)),
+    h("td", { class: "nowrap wide-only" }, `${ui.fmtTime(g.first_seen)} – ${ui.fmtTime(g.last_seen)}`),
+    h("td", { class: "wide-only" }, counts(ui, g.tags, "tag"), h("br"), counts(ui, g.kinds, "kind")),
+    retired ? h("td", {}, retiredFacts(ui, g.retired_facts)) : null,
+  );
+}
+
+function sectionCard(ui, body, spec) {
+  const { h } = ui;
+  const section = body[spec.key];
+  const retired = spec.key === "retired_only";
+  const headers = ["Topic (searched texts)", { label: "Searches", num: true }, { label: "Texts", num: true, wide: true },
+    { label: "First – last seen", wide: true }, { label: "Tags / kinds", wide: true }];
+  if (retired) headers.push("Retired facts that matched");
+  const stats = h(
+    "p",
+    { class: "gap-totals", testid: "gap-totals" },
+    `${ui.fmtInt(section.searches)} searches, ${ui.fmtInt(section.distinct_queries)} distinct texts, ` +
+      `${ui.fmtInt(section.groups.length)} groups.`,
+    section.capped
+      ? h("strong", { testid: "gap-capped" }, ` Only the ${ui.fmtInt(section.grouped_queries)} most searched texts ` +
+          `(${ui.fmtInt(section.grouped_searches)} searches) are grouped.`)
+      : null,
+  );
+  return ui.card(
+    spec.title,
+    { id: `h-gap-${spec.key}`, class: "wide", testid: `gaps-${spec.key}`, help: spec.help },
+    stats,
+    section.groups.length
+      ? [
+          bars(ui, section, body.days, spec.title),
+          h("details", { class: "alt", open: true },
+            h("summary", {}, "Groups as a table"),
+            ui.table(headers, section.groups.map((g) => groupRow(ui, g, body.days, retired)),
+              { testid: `gap-table-${spec.key}`, caption: spec.title, captionHidden: true })),
+        ]
+      : ui.empty(spec.empty, `gaps-empty-${spec.key}`),
+  );
+}
+
+// The view at #/gaps.
+export async function viewGaps(view, seq, ui) {
+  const { h, state } = ui;
+  const days = state.days;
+  const body = await ui.api(ui.profilePath("queries/gaps"), { days });
+  if (seq !== state.renderSeq) return;
+  view.replaceChildren(
+    h(
+      "div",
+      { class: "view-head" },
+      h("div", {}, h("h1", {}, "What memory did not know"),
+        h("p", { class: "muted" }, `${body.from} – ${body.to} (UTC), ${days} days`)),
+      ui.windowSelector(() => ui.route()),
+    ),
+    groupingNote(ui, body.grouping),
+    h("div", { class: "grid" }, SECTIONS.map((spec) => sectionCard(ui, body, spec))),
+  );
+}
+
+// The query log narrowed to one group's searches: #/queries?gap=<id>&days=<n>.
+export async function viewGapSearches(view, seq, params, ui) {
+  const { h, state } = ui;
+  const id = params.get("gap");
+  const days = Number(params.get("days")) || state.days;
+  const body = await ui.api(ui.profilePath(`queries/gaps/${encodeURIComponent(id)}`), { days, limit: 500 });
+  if (seq !== state.renderSeq) return;
+  const detail = h("div", { class: "detail", testid: "query-detail-slot" });
+  const rows = body.queries.map((q) => {
+    const tr = ui.queryRow(q, () => {
+      for (const other of view.querySelectorAll("tr.selected")) other.classList.remove("selected");
+      tr.classList.add("selected");
+      ui.showQueryDetail(detail, q.id, seq);
+    });
+    return tr;
+  });
+  const section = body.section === "retired_only" ? "only retired facts matched" : "nothing matched";
+  view.replaceChildren(
+    h("div", { class: "view-head" },
+      h("div", {}, h("h1", {}, "Query log"),
+        h("p", { class: "muted" }, `${body.from} – ${body.to} (UTC), ${body.days} days`))),
+    h(
+      "div",
+      { class: "filter-banner", role: "status", testid: "gap-filter" },
+      h("span", {}, "Showing the searches of the gap ", h("strong", { testid: "gap-filter-name" }, `“${body.group.representative}”`),
+        ` (${section}): ${ui.fmtInt(body.total)} searches, ${ui.fmtInt(body.group.queries.length)} distinct texts` +
+          (body.total > body.queries.length ? `, the ${body.queries.length} newest shown.` : ".")),
+      " ",
+      h("a", { href: "#/queries", testid: "gap-filter-clear" }, "Show all searches"),
+      " · ",
+      h("a", { href: "#/gaps" }, "Back to the gaps"),
+    ),
+    detail,
+    ui.card(
+      `Searches of this gap (${body.queries.length})`,
+      { id: "h-queries", class: "wide" },
+      ui.table(ui.QUERY_COLUMNS, rows, { testid: "queries-table", caption: "Searches of this gap", captionHidden: true }),
+    ),
+  );
+}
