@@ -62,3 +62,14 @@ def test_retrieval_against_opensearch_runs(real_opensearch: str) -> None:
 def test_concurrency_runs() -> None:
     out = run("bench/concurrency.py", "--clients", "3", "--seconds", "1", "--facts", "5", "--embedder", "none")
     assert "throughput:" in out and "errors: 0" in out and "acknowledged writes readable afterwards" in out
+
+
+def test_gaps_bench_runs() -> None:
+    out = run("bench/gaps.py", "--rows", "3000", "--topics", "40", "--runs", "1", "--embedder", "none")
+    assert "gap report, days=365" in out and "sqlite    none     lexical" in out
+
+
+@pytest.mark.model
+def test_gaps_threshold_check_runs() -> None:
+    out = run("bench/gaps.py", "--check")
+    assert "labelled check: 60 queries in 19 topics" in out and "<- SEMANTIC_THRESHOLD" in out
