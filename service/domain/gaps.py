@@ -38,7 +38,7 @@ from service.search.lexical import informative_terms, tokens
 
 LEXICAL_THRESHOLD = 0.5
 SEMANTIC_THRESHOLD = 0.55
-SEMANTIC_BUDGET = 128  # lexical groups embedded per section and report (bench/gaps.py: ~0.1-0.2 s of MiniLM)
+SEMANTIC_BUDGET = 64  # lexical groups embedded per section and report (bench/gaps.py: ~0.1 s of MiniLM idle)
 
 
 @dataclass(frozen=True)
