@@ -24,6 +24,7 @@ from service.domain.embed_gate import EmbedGate
 from service.domain.ports import Embedder, EmbeddingUnavailable
 from service.domain.profiles import ProfileRef
 from service.domain.querylog import DAYS_MAX, LISTING_MAX, AggregateMirror, Sourced, row_to_dict
+from service.domain.redaction import QUERY_MARKER
 from service.errors import InvalidInput, NotFound
 
 SECTIONS = ("zero_match", "retired_only")
@@ -60,6 +61,11 @@ def parse_group_id(value: str) -> str:
     if section is None or len(value) != GROUP_ID_LENGTH or any(c not in "0123456789abcdef" for c in hexpart):
         raise InvalidInput("group must be a group id from the gap report (z or r and 15 hex digits)", param="group")
     return section
+
+
+def _redacted(text: str) -> bool:
+    """A redacted search's marker (`memory redact`): its own group, never grouped with another."""
+    return QUERY_MARKER.match(text) is not None
 
 
 class GapReport:
@@ -123,14 +129,14 @@ class GapReport:
         reason = self._semantic_unavailable()
         if reason is None:
             try:
-                grouped = {s: gaps.group_semantic(v, self._embed) for s, v in items.items()}
+                grouped = {s: gaps.group_semantic(v, self._embed, apart=_redacted) for s, v in items.items()}
                 return grouped, {"method": "semantic", "model": self.embedder.model_id,
                                  "threshold": gaps.SEMANTIC_THRESHOLD, "embedded_forms_max": gaps.SEMANTIC_BUDGET,
                                  "tail_rule": f"lexical, threshold {gaps.LEXICAL_THRESHOLD}"}
             except EmbeddingUnavailable as exc:
                 self.gate.failed()
                 reason = f"the embedder failed: {exc}"
-        grouped = {s: gaps.group_lexical(v) for s, v in items.items()}
+        grouped = {s: gaps.group_lexical(v, apart=_redacted) for s, v in items.items()}
         return grouped, {"method": "lexical", "rule": "Jaccard similarity of Porter-stemmed informative terms",
                          "threshold": gaps.LEXICAL_THRESHOLD, "reason": reason}
 

@@ -58,6 +58,7 @@ class MissedQuery:
 class Form:
     terms: frozenset[str]
     queries: list[MissedQuery]
+    apart: bool = False  # a text that must stay a group of its own (a redaction marker)
 
     @property
     def text(self) -> str:
@@ -111,11 +112,16 @@ def term_sets(texts: Sequence[str]) -> list[frozenset[str]]:
     return [frozenset(stem(w) for w in informative_terms(t)) for t in texts]
 
 
-def forms_of(items: Iterable[MissedQuery]) -> list[Form]:
-    """Texts with equal stemmed term sets merged into forms, in canonical order."""
+def forms_of(items: Iterable[MissedQuery], apart: Callable[[str], bool] | None = None) -> list[Form]:
+    """Texts with equal stemmed term sets merged into forms, in canonical order. A text for which `apart`
+    is true (a redacted query's marker: its words are gone, so it cannot be said to ask what another asked)
+    is a form of its own that nothing joins."""
     ordered = sorted(items, key=canonical_key)
     by_key: dict[object, Form] = {}
     for item, terms in zip(ordered, term_sets([i.query for i in ordered])):
+        if apart is not None and apart(item.query):
+            by_key[("apart", item.query)] = Form(frozenset(), [item], apart=True)
+            continue
         key: object = terms if terms else ("text", _surface(item.query))
         form = by_key.get(key)
         if form is None:
@@ -150,10 +156,11 @@ class _LexicalLeaders:
         return best
 
 
-def group_lexical(items: Iterable[MissedQuery], threshold: float = LEXICAL_THRESHOLD) -> Grouping:
+def group_lexical(items: Iterable[MissedQuery], threshold: float = LEXICAL_THRESHOLD,
+                  apart: Callable[[str], bool] | None = None) -> Grouping:
     groups: list[Group] = []
     leaders = _LexicalLeaders()
-    for form in forms_of(items):
+    for form in forms_of(items, apart):
         _place_lexically(form, groups, leaders, threshold)
     return Grouping(_ordered(groups))
 
@@ -169,11 +176,14 @@ def _place_lexically(form: Form, groups: list[Group], leaders: _LexicalLeaders, 
 
 def group_semantic(items: Iterable[MissedQuery], embed: Callable[[list[str]], np.ndarray],
                    threshold: float = SEMANTIC_THRESHOLD, budget: int = SEMANTIC_BUDGET,
-                   lexical_threshold: float = LEXICAL_THRESHOLD) -> Grouping:
+                   lexical_threshold: float = LEXICAL_THRESHOLD, apart: Callable[[str], bool] | None = None
+                   ) -> Grouping:
     """The lexical groups, merged by meaning: their representatives are embedded (`embed`: texts -> unit
     vectors, one call, in group order) and leader-clustered by cosine. Only the first `budget` groups are
     embedded; the rest stay as they are (`lexical_tail`)."""
-    lexical = group_lexical(items, lexical_threshold).groups
+    lexical = group_lexical(items, lexical_threshold, apart).groups
+    alone = [g for g in lexical if g.forms[0].apart]
+    lexical = [g for g in lexical if not g.forms[0].apart]
     head, tail = lexical[:budget], lexical[budget:]
     vectors = np.asarray(embed([g.representative for g in head]), dtype=np.float32) if head else None
     merged: list[Group] = []
@@ -190,7 +200,7 @@ def group_semantic(items: Iterable[MissedQuery], embed: Callable[[list[str]], np
             leader_rows.append(row)
         else:
             merged[target].forms.extend(group.forms)
-    return Grouping(_ordered(merged + tail), lexical_tail=len(tail))
+    return Grouping(_ordered(merged + tail + alone), lexical_tail=len(tail))
 
 
 def _ordered(groups: list[Group]) -> list[Group]:

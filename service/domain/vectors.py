@@ -26,7 +26,8 @@ class VectorMaintenance:
 
     def _needing(self, profile: ProfileRef, everything: bool) -> list[int]:
         with self.db.read() as session:
-            stmt = select(FactRow.id).where(FactRow.profile_id == profile.id)
+            # A redacted fact has no vector on purpose (its words are gone).
+            stmt = select(FactRow.id).where(FactRow.profile_id == profile.id, col(FactRow.redacted_at).is_(None))
             if not everything:
                 current = select(FactVector.fact_id).where(
                     FactVector.profile_id == profile.id, FactVector.model == self.embedder.model_id

@@ -216,3 +216,25 @@ def test_openapi_documents_the_gap_routes(client: TestClient) -> None:
     one = paths["/api/{profile}/queries/gaps/{group}"]["get"]
     assert {"200", "400", "401", "404"} <= set(one["responses"])
     assert report.get("security") and one.get("security")
+
+
+def test_redacted_searches_keep_their_counts_and_lose_their_words(
+        services: Services, client: TestClient, alpha: ProfileAccess, monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.domain.redaction import RedactionService
+
+    profile = services.profiles.get("alpha")
+    fact = services.facts.write(profile, title="Staging credential", text="the deploy token is tok_live_93xq7",
+                                kind="reference", tags=[]).fact
+    for text in ("tok_live_93xq7 scope", "where is tok_live_93xq7 used", "tok_live_93xq7 scope",
+                 "deploy token rotation", "rotation of the deploy token"):
+        log(services, "alpha", text, 0)
+    before = get(client, alpha, days=7)
+    RedactionService(services.db, services.query_log.outbox, services.backend).redact(
+        fact.uid, reason="a live token", operator="test", also=["tok_live_93xq7"])
+    after = get(client, alpha, days=7)
+    assert "tok_live" not in str(after)
+    for key in ("searches", "distinct_queries", "grouped_searches"):
+        assert after["zero_match"][key] == before["zero_match"][key] == (5 if key != "distinct_queries" else 4)
+    counts = {g["representative"]: g["count"] for g in after["zero_match"]["groups"]}
+    assert counts.pop("deploy token rotation") == 2
+    assert sorted(counts.values()) == [1, 2] and all(t.startswith("[redacted ") for t in counts)  # never merged

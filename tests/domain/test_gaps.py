@@ -117,6 +117,19 @@ def test_describe_sums_filters_and_spans_the_group() -> None:
     assert "retired_facts" not in described(gaps.group_lexical(items))[0]
 
 
+def test_redaction_markers_stay_groups_of_their_own() -> None:
+    from service.domain.gap_report import _redacted
+
+    items = [miss("[redacted 1.1]", 3), miss("[redacted 1.2]", 2), miss("[redacted 2.1]"), miss("redacted token"),
+             miss("token redacted")]
+    expected = [["[redacted 1.1]"], ["[redacted 1.2]"], ["redacted token", "token redacted"], ["[redacted 2.1]"]]
+    assert texts(gaps.group_lexical(items, apart=_redacted)) == expected
+    embed, calls = _labelled_embedder({"redacted token": (1.0, 0.0)})
+    assert texts(gaps.group_semantic(items, embed, threshold=0.0, apart=_redacted)) == expected
+    assert calls == [["redacted token"]]  # a marker is never embedded
+    assert len(texts(gaps.group_lexical(items))) < len(expected)  # without the rule they would merge
+
+
 # --- semantic -----------------------------------------------------------------------------------------
 
 

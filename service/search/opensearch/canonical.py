@@ -165,11 +165,13 @@ class Canonical:
     # --- vectors -----------------------------------------------------------------------------------
 
     def unembedded(self, limit: int) -> list[FactRow]:
-        """Facts (any profile) without a vector of the current model, oldest first."""
+        """Facts (any profile) without a vector of the current model, oldest first (redacted facts have none
+        on purpose)."""
         current = sa.select(FactVector.fact_id).where(FactVector.model == self.model_id)
         with self.db.read() as session:
             return [r[0] for r in session.execute(
-                sa.select(FactRow).where(col(FactRow.id).not_in(current)).order_by(col(FactRow.id)).limit(limit)
+                sa.select(FactRow).where(col(FactRow.id).not_in(current), col(FactRow.redacted_at).is_(None))
+                .order_by(col(FactRow.id)).limit(limit)
             ).all()]
 
     def store_vectors(self, profile_id: int, vectors: dict[int, np.ndarray]) -> None:

@@ -5,6 +5,8 @@
 
 import { viewGapSearches, viewGaps } from "./gaps.js";
 
+import { asOfField, asOfFrom, asOfNotice, asOfParam, redactionNotice } from "./review.js";
+
 const AUTH_KEY = "memory.dashboard.auth";
 const DAYS_KEY = "memory.dashboard.days";
 const WINDOWS = [7, 30, 90, 365];
@@ -1071,18 +1073,20 @@ function factFilters(params) {
     status: STATUSES.includes(params.get("status")) ? params.get("status") : "",
     kind: KINDS.includes(params.get("kind")) ? params.get("kind") : "",
     tag: (params.get("tag") || "").trim(),
+    as_of: asOfFrom(params),
   };
 }
 
 // Status right after the title; the columns marked `wide` are hidden on a phone (the fact page has them).
 const FACT_COLUMNS = ["Title", "Status", { label: "Kind", wide: true }, "Tags", { label: "Created", wide: true }];
 
-function factRows(facts) {
+function factRows(facts, asOf = "") {
   return facts.map((f) =>
     h(
       "tr",
       { testid: "fact-row", dataset: { uid: f.uid, status: f.status } },
-      h("td", { class: "fact-title" }, h("a", { href: factHref(f.uid), testid: "fact-link" }, f.title)),
+      h("td", { class: "fact-title" },
+        h("a", { href: factHref(f.uid) + (asOf ? `?as_of=${encodeURIComponent(asOf)}` : ""), testid: "fact-link" }, f.title)),
       h("td", {}, statusBadge(f.status)),
       h("td", { class: "wide-only" }, f.kind),
       h("td", {}, tagList(f.tags)),
@@ -1093,7 +1097,8 @@ function factRows(facts) {
 
 async function viewFacts(view, seq, params) {
   const filters = factFilters(params);
-  const page = await api(profilePath("facts"), { ...filters, limit: FACT_PAGE });
+  const query = Object.fromEntries(Object.entries(filters).filter(([, v]) => v)); // as_of only when set
+  const page = await api(profilePath("facts"), { ...query, limit: FACT_PAGE });
   if (seq !== state.renderSeq) return;
 
   const form = h(
@@ -1109,6 +1114,8 @@ async function viewFacts(view, seq, params) {
           const v = String(data.get(key) || "").trim();
           if (v) q.set(key, v);
         }
+        const asOf = asOfParam(data.get("as_of"));
+        if (asOf) q.set("as_of", asOf);
         const qs = q.toString();
         location.hash = `#/facts${qs ? `?${qs}` : ""}`;
       },
@@ -1121,11 +1128,12 @@ async function viewFacts(view, seq, params) {
         h("option", { value: "" }, "any"), KINDS.map((k) => h("option", { value: k, selected: k === filters.kind }, k)))),
     h("div", { class: "field" }, h("label", { for: "f-tag" }, "Tag"),
       h("input", { id: "f-tag", name: "tag", value: filters.tag, testid: "filter-tag", placeholder: "any", autocapitalize: "off", spellcheck: "false" })),
+    asOfField(h, filters.as_of),
     h("div", { class: "field" }, h("span", { class: "label-spacer", "aria-hidden": "true" }, " "),
       h("button", { type: "submit", class: "btn", testid: "filter-apply" }, "Apply")),
   );
 
-  const tbody = h("tbody", {}, factRows(page.facts));
+  const tbody = h("tbody", {}, factRows(page.facts, filters.as_of));
   let cursor = page.next_cursor;
   let shown = page.facts.length;
   const count = h("span", { testid: "facts-count" }, String(shown));
@@ -1139,9 +1147,9 @@ async function viewFacts(view, seq, params) {
       onclick: async () => {
         more.disabled = true;
         try {
-          const next = await api(profilePath("facts"), { ...filters, limit: FACT_PAGE, cursor });
+          const next = await api(profilePath("facts"), { ...query, limit: FACT_PAGE, cursor });
           if (seq !== state.renderSeq) return;
-          tbody.append(...factRows(next.facts));
+          tbody.append(...factRows(next.facts, filters.as_of));
           shown += next.facts.length;
           count.textContent = String(shown);
           cursor = next.next_cursor;
@@ -1179,6 +1187,7 @@ async function viewFacts(view, seq, params) {
 
   view.replaceChildren(
     h("div", { class: "view-head" }, h("div", {}, h("h1", {}, "Facts"), h("p", { class: "muted" }, "Every fact of the profile, newest first. Nothing is ever deleted."))),
+    filters.as_of ? asOfNotice(h, fmtTime, filters.as_of, "#/facts") : null,
     card("Filter", { id: "h-filter", class: "wide" }, form),
     card("Facts", { id: "h-facts", class: "wide" }, list),
   );
@@ -1187,10 +1196,11 @@ async function viewFacts(view, seq, params) {
 // ---------------------------------------------------------------------------------------------
 // View: one fact, its supersession chain and revisions
 
-async function viewFact(view, seq, uid) {
+async function viewFact(view, seq, uid, params) {
+  const asOf = asOfFrom(params);
   let detail;
   try {
-    detail = await api(profilePath(`facts/${encodeURIComponent(uid)}`));
+    detail = await api(profilePath(`facts/${encodeURIComponent(uid)}`), asOf ? { as_of: asOf } : {});
   } catch (exc) {
     if (seq === state.renderSeq && !(exc instanceof ApiError && exc.status === 401)) {
       view.replaceChildren(
@@ -1210,7 +1220,7 @@ async function viewFact(view, seq, uid) {
     byUid[target] ? h("span", { class: "uid-hint" }, ` ${target}`) : null,
   ];
 
-  const notices = [];
+  const notices = [asOf ? asOfNotice(h, fmtTime, asOf, factHref(uid)) : null, redactionNotice(h, fmtTime, detail.redaction)];
   if (f.status === "superseded" && f.superseded_by) {
     notices.push(
       h("div", { class: "notice", testid: "superseded-notice" }, "This fact was superseded. The current version is ",
@@ -1340,7 +1350,7 @@ async function route() {
     if (parts[0] === "facts" && parts[1]) {
       setNav("facts");
       document.title = "Fact · Memory dashboard";
-      await viewFact(view, seq, parts[1]);
+      await viewFact(view, seq, parts[1], params);
     } else if (parts[0] === "facts") {
       setNav("facts");
       document.title = "Facts · Memory dashboard";
