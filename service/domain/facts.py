@@ -26,9 +26,9 @@ from service.domain import validation
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult
 from service.domain.embed_gate import EmbedGate
 from service.domain.outbox import Outbox
-from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend
+from service.domain.ports import Embedder, SearchBackend
 from service.domain.profiles import ProfileRef
-from service.errors import Conflict, NotFound
+from service.errors import Conflict, EmbeddingUnavailable, NotFound
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store.tables import FactRevision, FactRow

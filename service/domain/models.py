@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -101,7 +101,3 @@ class SearchOutcome:
     facts: list[ScoredFact]
     mode: str
     query_id: int | None = None
-
-
-def dump(obj: Any) -> Any:
-    return asdict(obj)

@@ -12,9 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-
-class EmbeddingUnavailable(Exception):
-    """The embedder cannot produce vectors right now (not loaded yet, endpoint down, timeout, bad answer)."""
+from service.errors import EmbeddingUnavailable  # noqa: F401 - what the embedder port raises
 
 
 class Embedder(Protocol):
@@ -86,8 +84,7 @@ class SearchHits:
     matched_count: int | None
     inactive_matched: int | None
     hits: list[Hit]
-    mode: str  # "hybrid" | "lexical" | "degraded"
-    notes: list[str] = field(default_factory=list)
+    mode: str  # "hybrid" | "lexical" | "degraded": service.search.mode
     # A few of the retired/superseded facts that matched (at most INACTIVE_SHOWN, closest first), so a miss
     # where memory once knew says which facts it knew; empty when the count is unknown.
     inactive_uids: list[str] = field(default_factory=list)

@@ -16,7 +16,8 @@ import numpy as np
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
 from service.domain.models import ScoredFact, SearchOutcome
-from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend, SearchRequest
+from service.errors import EmbeddingUnavailable
+from service.domain.ports import Embedder, SearchBackend, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.querylog import QueryLog
 from service.store import repository as repo

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.exit_guard import ProcessExiting, exiting
 from service.embedding.onnx_minilm import META_SOURCE_KEY, OnnxMiniLM, OnnxRefused
 

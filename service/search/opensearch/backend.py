@@ -22,12 +22,13 @@ from typing import Any
 from service import clock
 from service.config import Settings
 from service.domain.facts import embedding_text
-from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, SearchHits, SearchRequest
+from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.querylog import Sourced
 from service.embedding.disabled import DisabledEmbedder
-from service.errors import BackendUnavailable
+from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.embedded.backend import EmbeddedSearch
+from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
 from service.search.opensearch.canonical import Canonical
 from service.search.opensearch.client import IndexMissing, make_client, short
@@ -84,8 +85,8 @@ class OpenSearchBackend:
             hits = self.fallback.search(SearchRequest(
                 profile_id=request.profile_id, profile=request.profile, query=request.query, limit=request.limit,
                 kind=request.kind, tags=request.tags, vector=None))
-            note = f"search mirror unavailable, answered lexically from the canonical store ({short(exc)})"
-            return SearchHits(None, None, hits.hits, "degraded", [note])
+            # The mirror is unavailable: answered lexically from the canonical store, counts unknown.
+            return SearchHits(None, None, hits.hits, DEGRADED)
 
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
         with self.db.read() as session:
@@ -262,8 +263,8 @@ class OpenSearchBackend:
     def _failed(self, profile: str, exc: BaseException) -> None:
         if isinstance(exc, IndexMissing):
             self._forget(profile)
-        elif isinstance(exc, BackendUnavailable):
-            self.health.failed(short(exc))
+        elif isinstance(exc, BackendUnavailable) and not isinstance(exc, EmbeddingUnavailable):
+            self.health.failed(short(exc))  # the cluster's failure; an embedder's says nothing about it
 
     def _forget(self, profile: str) -> None:
         with self._guard:
