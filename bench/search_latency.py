@@ -66,7 +66,7 @@ from rich.table import Table  # noqa: E402
 from service.api.app import create_app  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import Services, build_services  # noqa: E402
-from service.domain.facts import embedding_text  # noqa: E402
+from service.domain.models import embedding_text  # noqa: E402
 from service.domain.ports import SearchRequest  # noqa: E402
 from service.domain.profiles import ProfileRef  # noqa: E402
 from service.search import lexical  # noqa: E402

@@ -21,26 +21,23 @@ import numpy as np
 from sqlmodel import Session
 
 from service import ids
+from service.contract import RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX
 from service.clock import utcnow
 from service.domain import validation
-from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult
+from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult, embedding_text
 from service.domain.embed_gate import EmbedGate
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.domain.ports import Embedder, SearchBackend
 from service.domain.profiles import ProfileRef
 from service.errors import Conflict, EmbeddingUnavailable, NotFound
 from service.store import repository as repo
+from service.store import vectors
 from service.store.engine import Database
 from service.store.tables import FactRevision, FactRow
 
 log = logging.getLogger(__name__)
 
 SIMILAR_LIMIT = 3
-
-
-def embedding_text(title: str, text: str) -> str:
-    """What is embedded for a fact (the same in every backend and in reindex)."""
-    return f"{title}\n{text}"
 
 
 @dataclass(frozen=True)
@@ -196,11 +193,26 @@ class FactService:
 
     # --- queries ----------------------------------------------------------------------------------
 
-    def recent(self, profile: ProfileRef, *, limit: int = 10, kind: str | None = None) -> list[Fact]:
-        limit = validation.bounded_int(limit, low=1, high=50, param="limit")
+    def recent(self, profile: ProfileRef, *, limit: int = RECENT_LIMIT_DEFAULT, kind: str | None = None) -> list[Fact]:
+        limit = validation.bounded_int(limit, low=1, high=RECENT_LIMIT_MAX, param="limit")
         kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
         with self.db.read() as session:
             return [repo.to_fact(r) for r in repo.recent_facts(session, profile.id, limit=limit, kind=kind)]
+
+    def page(self, profile: ProfileRef, *, status: str | None, kind: str | None, tag: str | None, limit: int,
+             before_id: int | None) -> tuple[list[Fact], int | None]:
+        """Facts of any status, newest first, `limit` of them after `before_id`; and the id to pass as
+        `before_id` for the next page (None on the last page)."""
+        with self.db.read() as session:
+            rows = repo.list_facts(session, profile.id, status=status, kind=kind, tag=tag, limit=limit + 1,
+                                   before_id=before_id)
+        page = rows[:limit]
+        more = len(rows) > limit and page[-1].id is not None
+        return [repo.to_fact(r) for r in page], page[-1].id if more else None
+
+    def count(self, profile: ProfileRef, status: str | None = "active") -> int:
+        with self.db.read() as session:
+            return repo.count_facts(session, profile.id, status)
 
     def get(self, profile: ProfileRef, uid: str) -> FactDetail:
         with self.db.read() as session:
@@ -267,7 +279,7 @@ class FactService:
 
     def _store_vector(self, session: Session, row: FactRow, vector: np.ndarray | None, now: Any) -> None:
         if vector is not None:
-            repo.put_vector(session, row, self.embedder.model_id, vector, now)
+            vectors.put(session, row, self.embedder.model_id, vector, now)
 
     def _similar(self, profile: ProfileRef, uid: str) -> list[Fact]:
         try:

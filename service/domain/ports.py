@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from service.domain.models import ProfileRef
 from service.errors import EmbeddingUnavailable  # noqa: F401 - what the embedder port raises
 
 
@@ -85,12 +86,10 @@ class SearchHits:
     inactive_matched: int | None
     hits: list[Hit]
     mode: str  # "hybrid" | "lexical" | "degraded": service.search.mode
-    # A few of the retired/superseded facts that matched (at most INACTIVE_SHOWN, closest first), so a miss
+    # A few of the retired/superseded facts that matched (at most contract.INACTIVE_SHOWN, closest first), so a miss
     # where memory once knew says which facts it knew; empty when the count is unknown.
     inactive_uids: list[str] = field(default_factory=list)
 
-
-INACTIVE_SHOWN = 5
 
 
 class SearchBackend(Protocol):
@@ -109,3 +108,24 @@ class SearchBackend(Protocol):
         """For /readyz."""
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """An aggregate answer and where it came from: `source` names the store that answered ("opensearch",
+    or the canonical store's dialect when the mirror could not be trusted, then with the `reason`); None
+    when only the canonical store exists. The REST face turns it into its X-Memory-Source header."""
+
+    body: dict[str, Any]
+    source: str | None = None
+    reason: str | None = None  # "mirror-lagging" | "mirror-unavailable"
+
+
+@runtime_checkable
+class AggregateMirror(Protocol):
+    """A search backend that can answer the summary and the stats from its mirror, checked against the
+    canonical store (`canonical` computes the canonical answer, used when the mirror cannot be trusted)."""
+
+    def query_summary(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
+
+    def store_stats(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...

@@ -11,18 +11,17 @@ Rules (seed-spec "Summary object", CONTRACT.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from sqlmodel import col, select
 
 from service import clock
+from service.contract import BUCKET_LABELS, DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
 from service.domain import validation
 from service.domain.models import ScoredFact
-from service.domain.outbox import Outbox
-from service.domain.ports import SearchHits, SearchRequest
+from service.store.outbox import Outbox
+from service.domain.ports import AggregateMirror, SearchHits, SearchRequest, Sourced
 from service.domain.profiles import ProfileRef
 from service.errors import NotFound
 from service.store import aggregates as agg
@@ -30,30 +29,7 @@ from service.store import repository as repo
 from service.store.engine import Database
 from service.store.tables import QueryLogResult, QueryLogRow, QueryLogTag
 
-LISTING_MAX = 500
-LISTING_DEFAULT = 50
-DAYS_MAX = 365
-DAYS_DEFAULT = 30
-BUCKETS = ("0", "1", "2-5", "6-20", "21+")
-
-
-@dataclass(frozen=True)
-class Sourced:
-    """An aggregate answer and where it came from: `source` is the X-Memory-Source header value
-    ("opensearch", or "postgres; reason=mirror-lagging"), None when only the canonical store exists."""
-
-    body: dict[str, Any]
-    source: str | None = None
-
-
-@runtime_checkable
-class AggregateMirror(Protocol):
-    """A search backend that can answer the summary and the stats from its mirror, checked against the
-    canonical store (`canonical` computes the canonical answer, used when the mirror cannot be trusted)."""
-
-    def query_summary(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
-
-    def store_stats(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
+BUCKETS = BUCKET_LABELS
 
 
 def _score(value: float | None) -> float | None:
@@ -166,7 +142,7 @@ class QueryLog:
             counters = per_day.get(day)
             searches, zero = (counters["searches"], counters["zero_match"]) if counters else (0, 0)
             daily.append({"date": day.isoformat(), "searches": searches, "zero_match": zero})
-        buckets = [totals["zero_match"], totals["b1"], totals["b2_5"], totals["b6_20"], totals["b21"]]
+        buckets = [totals["zero_match"], *(totals[name] for name in agg.BUCKET_COUNTERS)]
         return {
             "profile": profile.name,
             "days": days,

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from service.contract import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
 from service.domain.models import ScoredFact, SearchOutcome
@@ -25,8 +26,6 @@ from service.store.engine import Database
 
 log = logging.getLogger(__name__)
 
-SEARCH_LIMIT_MAX = 50
-SEARCH_LIMIT_DEFAULT = 8
 
 
 class SearchService:

@@ -7,9 +7,9 @@ from typing import Any
 
 from service import clock
 from service.domain import validation
-from service.domain.models import KINDS
 from service.domain.profiles import ProfileRef
-from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX, AggregateMirror, Sourced
+from service.domain.ports import AggregateMirror, Sourced
+from service.contract import DAYS_DEFAULT, DAYS_MAX, KINDS
 from service.store import aggregates as agg
 from service.store.engine import Database
 

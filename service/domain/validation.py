@@ -1,25 +1,15 @@
-"""Input rules of CONTRACT.md, in one place: both faces call these before anything is written."""
+"""Input rules of CONTRACT.md, in one place: both faces call these before anything is written. The limits
+they apply are service.contract's."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-from service.domain.models import KINDS, PROFILE_NAME
+from service.contract import (
+    KINDS, PROFILE_NAME, PROFILE_NAME_MAX, QUERY_MAX, REASON_MAX, TAG_MAX, TAG_PATTERN, TAGS_MAX, TEXT_MAX, TITLE_MAX,
+    UID_MAX,
+)
 from service.errors import InvalidInput
-
-TITLE_MAX = 200
-TEXT_MAX = 8000
-TAGS_MAX = 20
-TAG_MAX = 64
-QUERY_MAX = 1000
-REASON_MAX = 500
-TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]*$")  # after trimming and lower-casing: c#, c++, f#
-# What a client may send (before normalising): the input schema states this, never anything stricter.
-TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9._:/+#-]*\s*$"
-
-
-MAX_ROW_ID = 2**31 - 1  # row ids are INTEGER columns: the largest PostgreSQL stores (SQLite would take more)
 
 
 def _no_nul(value: str, param: str) -> str:
@@ -32,7 +22,7 @@ def _no_nul(value: str, param: str) -> str:
 def profile_name(name: str) -> str:
     if not isinstance(name, str) or not PROFILE_NAME.match(name):
         raise InvalidInput(
-            f"invalid profile name {name!r}: use 1-63 characters of a-z, 0-9, '_' and '-', "
+            f"invalid profile name {name!r}: use 1-{PROFILE_NAME_MAX} characters of a-z, 0-9, '_' and '-', "
             "starting with a letter or digit",
             param="profile",
         )
@@ -112,6 +102,6 @@ def bounded_int(value: int, *, low: int, high: int, param: str) -> int:
 
 def uid(value: str) -> str:
     cleaned = _no_nul(value.strip(), "uid") if isinstance(value, str) else ""
-    if not cleaned or len(cleaned) > 40:
+    if not cleaned or len(cleaned) > UID_MAX:
         raise InvalidInput("uid must be a fact uid as returned by memory_write or memory_search", param="uid")
     return cleaned

@@ -8,7 +8,7 @@ import pytest
 
 from service.config import Settings
 from service.embedding.disabled import DisabledEmbedder
-from service.embedding.factory import build_embedder
+from service.container import build_embedder
 from service.embedding.minilm import MiniLMEmbedder
 from service.embedding.openai import OpenAIEmbedder
 

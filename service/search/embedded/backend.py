@@ -14,17 +14,18 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from service.clock import utcnow
 from service.config import Settings
 from service.domain.embed_gate import EmbedGate
-from service.domain.facts import embedding_text
+from service.domain.models import embedding_text
 from service.errors import EmbeddingUnavailable
-from service.domain.ports import Embedder, Hit, INACTIVE_SHOWN, SearchHits, SearchRequest
+from service.contract import INACTIVE_SHOWN
+from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
 from service.search import lexical, readable
 from service.search.embedded import ranking
 from service.search.embedded.index import IndexedFact, ProfileIndex
 from service.search.mode import exact, search_mode
 from service.store import repository as repo
+from service.store import vectors
 from service.store.engine import Database
 from service.store.tables import FactRow, Profile
 
@@ -168,7 +169,7 @@ class EmbeddedSearch:
     def _indexed(self, row: FactRow, vec: Any) -> IndexedFact:
         vector = None
         if vec is not None and vec.model == self.embedder.model_id:
-            vector = repo.decode_vector(vec)
+            vector = vectors.decode(vec)
         assert row.id is not None
         return IndexedFact(
             fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
@@ -179,17 +180,12 @@ class EmbeddedSearch:
         rows = sorted(index.missing_vectors)[:EMBED_ON_SEARCH_MAX]
         texts = [embedding_text(*index.text_of(r)) for r in rows]
         try:
-            vectors = self.embedder.embed_documents(texts)
+            embedded = self.embedder.embed_documents(texts)
         except EmbeddingUnavailable as exc:
             self.gate.failed()
             log.warning("could not embed %d facts yet: %s", len(rows), exc)
             return
-        now = utcnow()
-        with self.db.write() as session:
-            facts = repo.fact_rows_by_id(session, profile_id, [index.fact_ids[r] for r in rows])
-            for r, vector in zip(rows, vectors):
-                fact = facts.get(index.fact_ids[r])
-                if fact is not None:
-                    repo.put_vector(session, fact, self.embedder.model_id, vector, now)
-        for r, vector in zip(rows, vectors):
+        made = dict(zip((index.fact_ids[r] for r in rows), embedded))
+        vectors.store(self.db, profile_id, self.embedder.model_id, made)
+        for r, vector in zip(rows, embedded):
             index.set_vector(r, vector)
