@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 setup-test: $(VENV)/.installed-test
 
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test]"   # includes the [scale-out] extra
 	touch $@
 
 run: setup

@@ -2,14 +2,15 @@
 
     python bench/embedder.py [--queries 200] [--docs 256] [--threads 1,2] [--old-graph FILE] [--no-serve]
 
-Measures the service's own embedder (MiniLMEmbedder, ONNX Runtime with the graph built from the weights,
-no torch), each configuration in a fresh subprocess so thread settings and RSS figures are not shared:
+Measures the service's own embedder (MiniLMEmbedder, ONNX Runtime with the graph that ships in the package
+and the weights read from model.safetensors, no torch), each configuration in a fresh subprocess so thread
+settings and RSS figures are not shared:
 
-- first start: empty data dir, so the load includes building the graph and checking it;
-- warm start: the same data dir, the cached graph is opened (and checked quickly);
-- build in memory: the alternative to the cache, a build + session from bytes at every start;
+- the service's load (the shipped graph template + weights, checked), per thread count;
+- one graph file with the weights inside (what the service built and cached before the template shipped),
+  for before/after query speed in the same run; needs the `onnx` package (test extra), else skipped;
 - --old-graph FILE: another ONNX file with the same inputs, e.g. the torch export the service made before
-  (a `<data dir>/models/all-MiniLM-L6-v2-*.onnx` written by the old code), timed by the same encoder;
+  (a `<data dir>/models/all-MiniLM-L6-v2-*.onnx` written by older versions), timed by the same encoder;
 - torch (MEMORY_EMBEDDER_RUNTIME=torch), only where torch and sentence-transformers are installed.
 
 Vectors are compared with tests/embedding/data/reference_vectors.json (made by sentence-transformers on
@@ -130,12 +131,21 @@ def load_encoder(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     if args.mode == "old-graph":
         encoder = OnnxMiniLM(Path(args.graph), locate(None), args.threads)
         return encoder, {"runtime": "onnx", "graph": Path(args.graph).name}
-    if args.mode == "in-memory":
-        from service.embedding.onnx_store import _serialized, source_key
+    if args.mode == "full-graph":
+        import onnx
+        from onnx import numpy_helper
+
+        from service.embedding.bert_graph import TEMPLATE_FILE
+        from service.embedding.encoder_graph import initializers
 
         model_dir = locate(None)
-        encoder = OnnxMiniLM(_serialized(model_dir, source_key(model_dir)), model_dir, args.threads)
-        return encoder, {"runtime": "onnx", "graph": "built in memory, unchecked"}
+        model = onnx.load(str(TEMPLATE_FILE), load_external_data=False)
+        weights = initializers(model_dir)
+        for tensor in model.graph.initializer:
+            if tensor.name in weights:
+                tensor.CopyFrom(numpy_helper.from_array(weights[tensor.name], tensor.name))
+        encoder = OnnxMiniLM(model.SerializeToString(), model_dir, args.threads)
+        return encoder, {"runtime": "onnx", "graph": "one file with the weights inside, unchecked"}
     runtime = "torch" if args.mode == "torch" else "onnx"
     embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=args.threads, data_dir=Path(args.out),
                                        embedder_runtime=runtime))
@@ -281,11 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="minilm-bench-") as tmp:
         data_dir = Path(tmp) / "data"
         first = thread_counts[0]
-        print("ONNX Runtime, graph built from model.safetensors (default, MEMORY_EMBEDDER_RUNTIME=onnx)")
-        print_run(f"threads={first} first start (build)", run_worker("onnx", args, first, data_dir))
+        print("ONNX Runtime, shipped graph + model.safetensors (default, MEMORY_EMBEDDER_RUNTIME=onnx)")
         for threads in thread_counts:
-            print_run(f"threads={threads} warm start (cached)", run_worker("onnx", args, threads, data_dir))
-        print_run(f"threads={first} build in memory", run_worker("in-memory", args, first, data_dir))
+            print_run(f"threads={threads} shipped graph", run_worker("onnx", args, threads, data_dir))
+        if importlib.util.find_spec("onnx") is None:
+            print("graph with the weights inside: skipped (the `onnx` package is not installed; test extra)")
+        else:
+            for threads in thread_counts:
+                print_run(f"threads={threads} weights inside", run_worker("full-graph", args, threads, data_dir))
         if args.old_graph:
             print(f"Another graph: {args.old_graph}")
             for threads in thread_counts:
@@ -301,8 +314,8 @@ def main(argv: list[str] | None = None) -> int:
             memory = Path(sys.executable).parent / "memory"
             print(f"`memory serve` until /readyz is ready ({memory})")
             serve_dir = Path(tmp) / "serve-data"
-            print_serve("fresh data dir (graph built)", serve_until_ready(memory, serve_dir))
-            print_serve("warm start (graph cached)", serve_until_ready(memory, serve_dir))
+            print_serve("fresh data dir", serve_until_ready(memory, serve_dir))
+            print_serve("second start, same data dir", serve_until_ready(memory, serve_dir))
     return 0
 
 

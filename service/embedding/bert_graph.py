@@ -1,9 +1,17 @@
-"""The ONNX graph of a BERT encoder (all-MiniLM-L6-v2), built from config.json + model.safetensors without torch.
+"""The ONNX graph of a BERT encoder (all-MiniLM-L6-v2), written from config.json + model.safetensors without torch.
 
 Why this way: the graph is small and fixed (embeddings, N identical encoder layers), so writing it with
-`onnx.helper` from the published weights takes ~60 lines and a fraction of a second, where exporting it
-needs torch + transformers (~6 GB installed, 8-13 s per export). The weights are read with the
-`safetensors` package's numpy API (a ~1 MB wheel) rather than by parsing the header by hand.
+`onnx.helper` takes ~60 lines, where exporting it needs torch + transformers (~6 GB installed, 8-13 s per
+export). The weights are read with the `safetensors` package's numpy API rather than by parsing the header.
+
+What ships is a template: the graph with every weight left out (each weight initializer is an external
+reference, named after its tensor in model.safetensors, `.T` when the graph wants it transposed), plus a
+manifest of those weights (service/embedding/data/minilm_encoder.{onnx,json}, ~30 KB). At load,
+service/embedding/encoder_graph.py fills them in from model.safetensors through ONNX Runtime's
+add_external_initializers, so running needs neither torch nor this module's `onnx` dependency (a test/dev
+extra); tests/embedding/test_encoder_graph.py checks the shipped files are what `write_template` writes today:
+
+    python -m service.embedding.bert_graph          # rewrites the two files from the installed weights
 
 The graph maps (input_ids, attention_mask, token_type_ids), int64 [batch, seq], to last_hidden_state,
 float32 [batch, seq, hidden], exactly as Hugging Face's BertModel computes it in eval mode: embeddings
@@ -17,7 +25,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +36,11 @@ OPSET = 17  # LayerNormalization is an ONNX operator from opset 17 on
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT = "last_hidden_state"
 MASKED = -10000.0  # added to the attention scores of padding; exp() of it is exactly 0 in float32
+TEMPLATE_FORMAT = 1  # bump when the template or its manifest changes shape
+WEIGHTS_FILE = "model.safetensors"  # where the left-out weights come from (named in each external reference)
+DATA_DIR = Path(__file__).with_name("data")
+TEMPLATE_FILE = DATA_DIR / "minilm_encoder.onnx"
+MANIFEST_FILE = DATA_DIR / "minilm_encoder.json"
 
 
 class UnsupportedModel(ValueError):
@@ -65,21 +79,31 @@ def read_weights(model_dir: Path) -> dict[str, np.ndarray]:
     return {name.removeprefix("bert."): array for name, array in weights.items()}
 
 
-def build_model(model_dir: Path, metadata: dict[str, str] | None = None) -> Any:
-    """The onnx.ModelProto of the encoder in `model_dir` (config.json + model.safetensors).
+def build_template(model_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """The encoder of `model_dir` with its weights left out (an onnx.ModelProto), and its manifest.
 
-    Not run through onnx.checker here (0.2 s of a ~1 s first start): the tests do that, and every graph's
-    vectors are checked before use (service/embedding/onnx_minilm.py).
+    The manifest lists each left-out weight: its initializer `name`, the safetensors `tensor` it is read
+    from, whether it is `transpose`d, and its `shape` in the graph; plus the config it was built for.
     """
     import onnx
 
+    config = BertConfig.read(model_dir)
     model = onnx.ModelProto(ir_version=8, producer_name="memory-service bert_graph")  # IR 8: onnxruntime >= 1.10
     model.opset_import.add(domain="", version=OPSET)
-    _GraphBuilder(BertConfig.read(model_dir), read_weights(model_dir), model.graph).build()  # built in place
-    for key, value in (metadata or {}).items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    return model
+    builder = _GraphBuilder(config, read_weights(model_dir), model.graph)
+    builder.build()  # built in place
+    entry = model.metadata_props.add()
+    entry.key, entry.value = "memory.template_format", str(TEMPLATE_FORMAT)
+    manifest = {"format": TEMPLATE_FORMAT, "config": asdict(config), "inputs": list(INPUTS), "output": OUTPUT,
+                "weights": builder.left_out}
+    return model, manifest
+
+
+def write_template(model_dir: Path, template: Path = TEMPLATE_FILE, manifest: Path = MANIFEST_FILE) -> None:
+    """Write the template (deterministic bytes) and its manifest (sorted JSON) for `model_dir`'s weights."""
+    model, listing = build_template(model_dir)
+    template.write_bytes(model.SerializeToString(deterministic=True))
+    manifest.write_text(json.dumps(listing, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 class _GraphBuilder:
@@ -93,6 +117,7 @@ class _GraphBuilder:
         self.nodes: list[Any] = []
         self._count = 0
         self._shared: dict[str, str] = {}
+        self.left_out: list[dict[str, Any]] = []  # the manifest's "weights"
 
     # -- small helpers -------------------------------------------------------------------------
 
@@ -117,10 +142,23 @@ class _GraphBuilder:
             self._shared[hint] = self.const(hint, np.array(value, dtype))
         return self._shared[hint]
 
-    def weight(self, key: str) -> str:
+    def weight(self, key: str, *, transpose: bool = False) -> str:
+        """A weight of model.safetensors, left out of the graph: an external reference the loader fills in."""
+        from onnx import TensorProto
+
         if key not in self.weights:
-            raise UnsupportedModel(f"model.safetensors has no tensor {key!r}")
-        return self.const(key, self.weights[key].astype(np.float32))
+            raise UnsupportedModel(f"{WEIGHTS_FILE} has no tensor {key!r}")
+        shape = list(self.weights[key].shape[::-1] if transpose else self.weights[key].shape)
+        name = f"{key}.T" if transpose else key
+        tensor = self.graph.initializer.add()
+        tensor.name = name
+        tensor.data_type = TensorProto.FLOAT
+        tensor.dims.extend(shape)
+        tensor.data_location = TensorProto.EXTERNAL
+        location = tensor.external_data.add()
+        location.key, location.value = "location", WEIGHTS_FILE
+        self.left_out.append({"name": name, "tensor": key, "transpose": transpose, "shape": shape})
+        return name
 
     def op(self, op_type: str, inputs: list[str], hint: str | None = None, **attrs: Any) -> str:
         from onnx import helper
@@ -130,9 +168,8 @@ class _GraphBuilder:
         return out
 
     def linear(self, x: str, prefix: str) -> str:
-        """x @ W.T + b, with W stored transposed (torch's Linear keeps it [out, in])."""
-        w = self.weights[f"{prefix}.weight"].astype(np.float32).T
-        return self.op("Add", [self.op("MatMul", [x, self.const(f"{prefix}.weight_t", w)]),
+        """x @ W.T + b, with W given transposed (torch's Linear keeps it [out, in])."""
+        return self.op("Add", [self.op("MatMul", [x, self.weight(f"{prefix}.weight", transpose=True)]),
                                self.weight(f"{prefix}.bias")])
 
     def layer_norm(self, x: str, prefix: str) -> str:
@@ -198,3 +235,11 @@ class _GraphBuilder:
         erf = self.op("Erf", [self.op("Div", [x, self.small("sqrt2", math.sqrt(2.0), np.float32)])])
         plus = self.op("Add", [erf, self.small("one_f", 1.0, np.float32)])
         return self.op("Mul", [self.op("Mul", [x, plus]), self.small("half", 0.5, np.float32)])
+
+
+if __name__ == "__main__":  # python -m service.embedding.bert_graph [MODEL_DIR]
+    from service.embedding.model_files import locate
+
+    source = locate(Path(sys.argv[1]) if len(sys.argv) > 1 else None)
+    write_template(source)
+    print(f"wrote {TEMPLATE_FILE} and {MANIFEST_FILE} from {source}")

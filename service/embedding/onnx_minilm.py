@@ -5,10 +5,10 @@ Normalize) without torch: word pieces from tokenizer.json truncated to sentence_
 max_seq_length (256), `last_hidden_state` from ONNX Runtime, mean over the attention mask, L2
 normalisation, float32.
 
-Every graph is checked before use against vectors that sentence-transformers computed on torch and that
+Every encoder is checked before use against vectors that sentence-transformers computed on torch and that
 ship with the service (data/minilm_check.json, written by tests/embedding/make_reference_vectors.py):
-a graph that differs by TOLERANCE or more (a damaged file, a builder bug, other weights) is refused,
-so stored vectors stay comparable. Importing this module imports neither torch nor onnxruntime.
+one that differs by TOLERANCE or more (damaged weights, a builder bug, another model) is refused, so
+stored vectors stay comparable. Importing this module imports neither torch nor onnxruntime.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from service.embedding.model_files import max_seq_length
 DIM = 384
 BATCH_SIZE = 32
 TOLERANCE = 1e-4  # refuse above this; the tests hold the default graph to 1e-5 (it is ~2e-7 in practice)
-META_SOURCE_KEY = "memory.source_key"
 CHECK_FILE = Path(__file__).with_name("data") / "minilm_check.json"
 
 
@@ -44,13 +43,15 @@ def check_set() -> tuple[tuple[str, ...], np.ndarray]:
 class OnnxMiniLM:
     """A loaded ONNX session plus tokenizer; `encode` gives L2-normalised float32 rows.
 
-    `graph` is a path to an .onnx file or the serialized model itself (bytes).
+    `graph` is a path to an .onnx file or the serialized model itself (bytes); `initializers` fills in
+    the weights it leaves out (external references, by name), as encoder_graph.py does for the shipped one.
     """
 
     runtime = "onnx"
-    origin = ""  # set by onnx_store: "cache", "built", or "built in memory (...)"
+    origin = ""  # where the graph came from, for status(); set by encoder_graph.open_encoder
 
-    def __init__(self, graph: Path | bytes, model_dir: Path, threads: int) -> None:
+    def __init__(self, graph: Path | bytes, model_dir: Path, threads: int,
+                 initializers: dict[str, np.ndarray] | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -69,6 +70,9 @@ class OnnxMiniLM:
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3  # errors only
+        if initializers:  # copied into the session at creation; the OrtValues only need to live until then
+            values = [ort.OrtValue.ortvalue_from_numpy(array) for array in initializers.values()]
+            options.add_external_initializers(list(initializers), values)
         source = graph if isinstance(graph, bytes) else str(graph)
         try:
             self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
@@ -105,18 +109,14 @@ class OnnxMiniLM:
             out[rows] = pooled / np.clip(norms, 1e-12, None)
         return out
 
-    def check(self, expected_key: str | None, *, quick: bool = False) -> float:
+    def check(self, *, quick: bool = False) -> float:
         """Max abs difference from the shipped torch vectors; raises OnnxRefused when it is not usable.
 
-        `expected_key` (when given) must equal the graph's source key. The short texts are embedded
-        batched and one by one, so a graph that only works for one padding layout is caught; the last,
-        longest one (past the 256-token truncation) is embedded on its own (in a batch it would pad the
-        others to 256), unless `quick` leaves it out: its pass costs more than the rest of the check.
+        The short texts are embedded batched and one by one, so a graph that only works for one padding
+        layout is caught; the last, longest one (past the 256-token truncation) is embedded on its own (in
+        a batch it would pad the others to 256), unless `quick` leaves it out: its pass costs more than the
+        rest of the check.
         """
-        if expected_key is not None:
-            key = self.metadata().get(META_SOURCE_KEY)
-            if key != expected_key:
-                raise OnnxRefused(f"it was built from other weights (key {key!r}, expected {expected_key!r})")
         texts, reference = check_set()
         short = list(texts[:-1])
         single = short if quick else list(texts)

@@ -1,7 +1,7 @@
 """The real all-MiniLM-L6-v2, loaded once for this module from the bundled package, offline.
 
-The default runtime is ONNX: the session fixture builds the graph into a temporary data dir shared with
-test_onnx_store.py (so the build also runs with the network blocked).
+The default runtime is ONNX (the shipped graph, weights from model.safetensors); the session fixture
+loads it with the network blocked.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def test_status_fields(embedder: MiniLMEmbedder) -> None:
     assert status["embedder"] == "minilm" and status["state"] == "ready"
     assert status["model"] == MODEL_ID == embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
     assert status["dim"] == 384 and status["error"] is None
-    assert status["runtime"] == "onnx" and status["graph"] in ("built", "cache")  # the default runtime
+    assert status["runtime"] == "onnx" and status["graph"] == "shipped graph + model.safetensors"  # the default runtime
     embedder.start()  # a second start is a no-op
     assert embedder.status()["state"] == "ready"
 

@@ -18,7 +18,7 @@ from service.errors import EmbeddingUnavailable
 from service.embedding.minilm import DIM, MiniLMEmbedder
 from service.embedding.model_files import bundled_model_dir
 from tests.embedding.make_reference_vectors import CHECK, CHECK_TEXTS, FIXTURE, REFERENCE_TEXTS
-from tests.embedding.test_onnx_store import shared_data_dir
+from tests.embedding.test_encoder_graph import shared_data_dir
 
 pytestmark = pytest.mark.model
 

@@ -1,0 +1,81 @@
+"""Open all-MiniLM-L6-v2 on ONNX Runtime: the shipped graph template, its weights read from model.safetensors.
+
+data/minilm_encoder.onnx is the encoder's graph with every weight left out (written by bert_graph.py);
+data/minilm_encoder.json lists those weights. Here they are read from the model folder's
+model.safetensors (safetensors' numpy API), transposed where the graph says so, and handed to ONNX Runtime
+with SessionOptions.add_external_initializers, which copies them into the session. Nothing is built,
+cached or written at start-up, and neither torch nor the `onnx` package is imported.
+
+Every load is checked against vectors sentence-transformers computed on torch (OnnxMiniLM.check): weights
+that do not give those vectors (a damaged file, another model in MEMORY_MODEL_DIR) are refused, so stored
+vectors stay comparable.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from service.errors import EmbeddingUnavailable
+from service.embedding.bert_graph import MANIFEST_FILE, TEMPLATE_FILE, TEMPLATE_FORMAT, BertConfig, read_weights
+from service.embedding.onnx_minilm import OnnxMiniLM, OnnxRefused
+
+log = logging.getLogger(__name__)
+
+ORIGIN = "shipped graph + model.safetensors"
+
+
+@lru_cache(maxsize=1)
+def manifest() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(MANIFEST_FILE.read_text(encoding="utf-8"))
+    if data.get("format") != TEMPLATE_FORMAT:
+        raise EmbeddingUnavailable(f"{MANIFEST_FILE.name} has format {data.get('format')!r}, this code reads "
+                                   f"{TEMPLATE_FORMAT}: reinstall the service")
+    return data
+
+
+def initializers(model_dir: Path) -> dict[str, np.ndarray]:
+    """The left-out weights, by initializer name, as the graph wants them (float32, C order).
+
+    Raises EmbeddingUnavailable when `model_dir` holds another architecture or lacks a tensor.
+    """
+    wanted = manifest()
+    try:
+        config = asdict(BertConfig.read(model_dir))
+    except ValueError as exc:  # UnsupportedModel included
+        raise EmbeddingUnavailable(f"cannot use {model_dir}: {exc}") from exc
+    if config != wanted["config"]:
+        differ = ", ".join(f"{k} {config.get(k)} (graph: {v})" for k, v in wanted["config"].items()
+                           if config.get(k) != v)
+        raise EmbeddingUnavailable(f"{model_dir}/config.json is not all-MiniLM-L6-v2's: {differ}")
+    weights = read_weights(model_dir)
+    out: dict[str, np.ndarray] = {}
+    for item in wanted["weights"]:
+        array = weights.get(item["tensor"])
+        if array is None:
+            raise EmbeddingUnavailable(f"{model_dir}/model.safetensors has no tensor {item['tensor']!r}")
+        array = array.T if item["transpose"] else array
+        if list(array.shape) != item["shape"]:
+            raise EmbeddingUnavailable(f"{model_dir}/model.safetensors: {item['tensor']} has shape "
+                                       f"{list(array.shape)}, the graph wants {item['shape']}")
+        out[item["name"]] = np.ascontiguousarray(array, dtype=np.float32)
+    return out
+
+
+def open_encoder(model_dir: Path, threads: int) -> OnnxMiniLM:
+    """A checked encoder for the weights in `model_dir`. Raises EmbeddingUnavailable."""
+    try:
+        encoder = OnnxMiniLM(TEMPLATE_FILE.read_bytes(), model_dir, threads, initializers(model_dir))
+        encoder.check(quick=True)
+    except OnnxRefused as exc:
+        raise EmbeddingUnavailable(f"the weights in {model_dir} do not give all-MiniLM-L6-v2's vectors: {exc}") from exc
+    except OSError as exc:
+        raise EmbeddingUnavailable(f"cannot read the encoder graph: {exc}") from exc
+    encoder.origin = ORIGIN
+    return encoder
