@@ -1,7 +1,10 @@
 """Ports: what the domain needs from an embedder and from a search backend.
 
 Both search backends (embedded, opensearch) implement SearchBackend and are held to the same
-behaviour by tests/search/contract.py. The embedder is shared by both, so a query is embedded once.
+behaviour by one contract suite, tests/search/test_backend_contract.py (every test runs on each backend; the
+mirrored ones are also compared hit by hit with the embedded one). The embedder is shared by both, so a
+query is embedded once. The canonical store is not behind a port yet: the domain opens its transactions
+itself (tests/test_layout.py lists those imports, and the list may only shrink).
 """
 
 from __future__ import annotations
