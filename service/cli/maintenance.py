@@ -29,6 +29,14 @@ def _targets(profiles: ProfileService, name: str | None) -> list[str]:
     return [profiles.get(name).name] if name else [p.name for p in profiles.list()]
 
 
+def _vector_tools() -> tuple[Settings, Any, ProfileService, Any, VectorMaintenance]:
+    """What reindex and check work with: settings, the canonical store, profiles, the embedder, vectors."""
+    settings = Settings()
+    db = build_database(settings)
+    embedder = build_embedder(settings)
+    return settings, db, ProfileService(db), embedder, VectorMaintenance(db, embedder)
+
+
 def ticker(progress: Progress, task: TaskID) -> Callable[[int, int], None]:
     """A progress callback (done, total) driving one rich task."""
 
@@ -49,11 +57,7 @@ def register(app: typer.Typer) -> None:
         """Embed facts that lack a vector of the current embedder (all facts with --reembed); in opensearch
         mode, then rebuild each profile's mirror into fresh indices and swap the aliases."""
         with failures(as_json):
-            settings = Settings()
-            db = build_database(settings)
-            profiles = ProfileService(db)
-            embedder = build_embedder(settings)
-            maintenance = VectorMaintenance(db, embedder)
+            settings, db, profiles, embedder, maintenance = _vector_tools()
             report: dict[str, Any] = {}
             with mirror_maintenance(settings, db, embedder) as mirror, \
                     Progress(console=console, disable=as_json, transient=False) as progress:
@@ -73,11 +77,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare the canonical store with the search index; exit 1 if they differ."""
         with failures(as_json):
-            settings = Settings()
-            db = build_database(settings)
-            profiles = ProfileService(db)
-            embedder = build_embedder(settings)
-            maintenance = VectorMaintenance(db, embedder)
+            settings, db, profiles, embedder, maintenance = _vector_tools()
             problems = {}
             with mirror_maintenance(settings, db, embedder) as mirror:
                 for name in _targets(profiles, profile):

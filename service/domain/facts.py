@@ -245,25 +245,24 @@ class FactService:
         return row
 
     def _chain(self, session: Session, row: FactRow) -> list[Fact]:
-        back: list[FactRow] = []
-        cursor, seen = row, {row.uid}
-        while cursor.supersedes and cursor.supersedes not in seen:
-            prev = repo.fact_row(session, row.profile_id, cursor.supersedes)
-            if prev is None:
-                break
-            back.append(prev)
-            seen.add(prev.uid)
-            cursor = prev
-        forward: list[FactRow] = []
+        seen = {row.uid}
+        back = self._walk(session, row, "supersedes", seen)
+        forward = self._walk(session, row, "superseded_by", seen)
+        return [repo.to_fact(r) for r in [*reversed(back), row, *forward]]
+
+    @staticmethod
+    def _walk(session: Session, row: FactRow, link: str, seen: set[str]) -> list[FactRow]:
+        """The facts reached by following `link` (supersedes or superseded_by) from row, nearest first."""
+        found: list[FactRow] = []
         cursor = row
-        while cursor.superseded_by and cursor.superseded_by not in seen:
-            nxt = repo.fact_row(session, row.profile_id, cursor.superseded_by)
+        while (uid := getattr(cursor, link)) and uid not in seen:
+            nxt = repo.fact_row(session, row.profile_id, uid)
             if nxt is None:
                 break
-            forward.append(nxt)
+            found.append(nxt)
             seen.add(nxt.uid)
             cursor = nxt
-        return [repo.to_fact(r) for r in [*reversed(back), row, *forward]]
+        return found
 
     def _embed(self, title: str, text: str) -> np.ndarray | None:
         """The fact's vector, or None (embedder off, loading or failing): the write goes on; it is embedded

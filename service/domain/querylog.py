@@ -12,6 +12,7 @@ Rules (seed-spec "Summary object", CONTRACT.md):
 from __future__ import annotations
 
 from datetime import timedelta
+from collections.abc import Callable
 from typing import Any
 
 from sqlmodel import col, select
@@ -30,6 +31,16 @@ from service.store.engine import Database
 from service.store.tables import QueryLogResult, QueryLogRow, QueryLogTag
 
 BUCKETS = BUCKET_LABELS
+
+
+def from_mirror(backend: object, method: str, profile: ProfileRef, days: int,
+                canonical: Callable[[ProfileRef, int], dict[str, Any]]) -> Sourced:
+    """An aggregate from the backend's mirror when it has one (an AggregateMirror's `method`, given the
+    canonical answer to fall back on), else the canonical answer itself."""
+    days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
+    if isinstance(backend, AggregateMirror):
+        return getattr(backend, method)(profile, days, lambda: canonical(profile, days))  # type: ignore[no-any-return]
+    return Sourced(canonical(profile, days))
 
 
 def _score(value: float | None) -> float | None:
@@ -121,10 +132,7 @@ class QueryLog:
 
     def summary_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
         """The summary from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""
-        days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
-        if isinstance(backend, AggregateMirror):
-            return backend.query_summary(profile, days, lambda: self.summary(profile, days))
-        return Sourced(self.summary(profile, days))
+        return from_mirror(backend, "query_summary", profile, days, self.summary)
 
     def summary(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

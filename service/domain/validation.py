@@ -29,21 +29,20 @@ def profile_name(name: str) -> str:
     return name
 
 
-def title(value: str) -> str:
-    cleaned = _no_nul(value.strip(), "title") if isinstance(value, str) else ""
-    if not 1 <= len(cleaned) <= TITLE_MAX:
-        raise InvalidInput(f"title must be 1-{TITLE_MAX} characters (got {len(cleaned)})", param="title")
+def _sized(value: str, param: str, maximum: int, advice: str = "") -> str:
+    """Trimmed, 1 to `maximum` characters, no NUL."""
+    cleaned = _no_nul(value.strip(), param) if isinstance(value, str) else ""
+    if not 1 <= len(cleaned) <= maximum:
+        raise InvalidInput(f"{param} must be 1-{maximum} characters (got {len(cleaned)}){advice}", param=param)
     return cleaned
+
+
+def title(value: str) -> str:
+    return _sized(value, "title", TITLE_MAX)
 
 
 def text(value: str) -> str:
-    cleaned = _no_nul(value.strip(), "text") if isinstance(value, str) else ""
-    if not 1 <= len(cleaned) <= TEXT_MAX:
-        raise InvalidInput(
-            f"text must be 1-{TEXT_MAX} characters (got {len(cleaned)}); split long material into several facts",
-            param="text",
-        )
-    return cleaned
+    return _sized(value, "text", TEXT_MAX, "; split long material into several facts")
 
 
 def kind(value: str) -> str:
@@ -77,10 +76,7 @@ def tags(values: Iterable[str] | None) -> list[str]:
 
 
 def query(value: str) -> str:
-    cleaned = _no_nul(value.strip(), "query") if isinstance(value, str) else ""
-    if not 1 <= len(cleaned) <= QUERY_MAX:
-        raise InvalidInput(f"query must be 1-{QUERY_MAX} characters (got {len(cleaned)})", param="query")
-    return cleaned
+    return _sized(value, "query", QUERY_MAX)
 
 
 def reason(value: str | None) -> str | None:
