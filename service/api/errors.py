@@ -132,7 +132,8 @@ TEXT = {
          "more than one Authorization header.",
     401: "No bearer token was sent (WWW-Authenticate: Bearer), or it is unknown, revoked or of another profile "
          '(WWW-Authenticate: Bearer error="invalid_token"): the same answer in every case.',
-    404: "No such fact or query-log row in this profile.",
+    404: "No such fact or query-log row in this profile; with `as_of`, code `not_yet_created` when the fact "
+         "did not exist yet at that instant.",
     421: "The Host header is not one the service answers to (MEMORY_ALLOWED_HOSTS).",
     503: "The database is unavailable.",
 }

@@ -155,6 +155,8 @@ class Fact(BaseModel):
 
 class FactsBody(BaseModel):
     profile: str
+    as_of: str | None = Field(None, description="With `as_of`: the instant (UTC); the facts are as they stood "
+                                                "then (status, title, kind and tags then).")
     facts: list[Fact]
     next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page.")
 
@@ -168,11 +170,27 @@ class Revision(BaseModel):
     valid_to: str
 
 
+class Redaction(BaseModel):
+    redacted_at: str
+    operator: str = Field(description="Who ran `memory redact`.")
+    reason: str
+    text_sha256: str = Field(description="SHA-256 (hex) of the removed text, UTF-8.")
+    title_sha256: str = Field(description="SHA-256 (hex) of the removed title, UTF-8.")
+    revisions_redacted: int = Field(description="Earlier titles (revisions) replaced by the marker.")
+    queries_redacted: int = Field(description="Query-log rows whose query was replaced by a marker.")
+    retired: bool = Field(description="The fact was active and the redaction retired it.")
+
+
 class FactBody(BaseModel):
     profile: str
+    as_of: str | None = Field(None, description="With `as_of`: the instant (UTC) the fact, its revisions (those "
+                                                "replaced by then) and its chain (members that existed then) "
+                                                "are shown at.")
     fact: Fact
     revisions: list[Revision]
     chain: list[Fact] = Field(description="The whole supersession chain, oldest first.")
+    redaction: Redaction | None = Field(None, description="Set when the fact's words were removed by "
+                                                          "`memory redact`: who, when, why.")
 
 
 class HealthBody(BaseModel):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from service.cli import maintenance
+from service.cli import maintenance, redact
 from service.cli.output import console, emit, failures
 from service.config import Settings
 from service.container import build_database
@@ -19,6 +19,7 @@ token_app = typer.Typer(help="Issue, list and revoke bearer tokens.", no_args_is
 app.add_typer(profile_app, name="profile")
 app.add_typer(token_app, name="token")
 maintenance.register(app)
+redact.register(app)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 

@@ -29,7 +29,9 @@ from service.domain.embed_gate import EmbedGate
 from service.store.outbox import Outbox
 from service.domain.ports import Embedder, SearchBackend
 from service.domain.profiles import ProfileRef
+from service.domain.redaction import record_dict
 from service.errors import Conflict, EmbeddingUnavailable, NotFound
+from service.store import redactions as redaction_store
 from service.store import repository as repo
 from service.store import vectors
 from service.store.engine import Database
@@ -45,12 +47,14 @@ class FactDetail:
     fact: Fact
     revisions: list[Revision]
     chain: list[Fact]  # the whole supersession chain, oldest first, this fact included
+    redaction: dict[str, Any] | None = None  # who removed its words, when and why (`memory redact`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "fact": self.fact.to_dict(),
             "revisions": [r.to_dict() for r in self.revisions],
             "chain": [f.to_dict() for f in self.chain],
+            "redaction": self.redaction,
         }
 
 
@@ -221,7 +225,8 @@ class FactService:
                 raise NotFound(f"no fact {uid!r} in this profile", param="uid")
             assert row.id is not None
             return FactDetail(
-                fact=repo.to_fact(row), revisions=repo.revisions_of(session, row.id), chain=self._chain(session, row)
+                fact=repo.to_fact(row), revisions=repo.revisions_of(session, row.id), chain=self._chain(session, row),
+                redaction=record_dict(redaction_store.record_of(session, row.id)) if row.redacted_at else None,
             )
 
     def facts_by_uid(self, profile: ProfileRef, uids: list[str]) -> dict[str, Fact]:

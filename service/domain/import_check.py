@@ -4,12 +4,14 @@ refused as a whole instead of being half-imported or imported inconsistent.
 
 Checked: each field against the rules the tools apply (title, text, kind, tags, retire reason ≤ 500,
 timestamps with a UTC offset and not in the future), statuses against their fields (retired ⇒ retired_at,
-superseded ⇒ a successor), supersession links both ways, to uids of the file or of this profile, without
-loops, uids unique in the file and not owned by another profile, query-log ids and counts.
+superseded ⇒ a successor), a redaction's record and its markers (a redacted fact is never active),
+supersession links both ways, to uids of the file or of this profile, without loops, uids unique in the file
+and not owned by another profile, query-log ids and counts.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,11 +20,12 @@ from sqlmodel import Session, select
 
 from service import contract
 from service import clock
-from service.domain import validation
+from service.domain import redaction, validation
 from service.domain.models import FactStatus
 from service.errors import InvalidDocument, InvalidInput
 from service.store.tables import FactRow
 
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 CLOCK_SKEW = timedelta(minutes=5)  # a document written on a machine whose clock runs a little ahead
 
 
@@ -114,6 +117,8 @@ def _check_fact(problems: Problems, where: str, item: dict[str, Any], now: datet
     if not isinstance(revisions, list):
         problems.add(where, "revisions", "must be a list")
         return
+    if item.get("redaction") is not None:
+        check_redaction(problems, where, item, revisions, now)
     for number, rev in enumerate(revisions):
         at = f"{where} revisions[{number}]"
         if not isinstance(rev, dict):
@@ -127,6 +132,37 @@ def _check_fact(problems: Problems, where: str, item: dict[str, Any], now: datet
         problems.rule(at, "tags", lambda: validation.tags(rev.get("tags") or []))
         _timestamp(problems, at, "valid_from", rev.get("valid_from"), now)
         _timestamp(problems, at, "valid_to", rev.get("valid_to"), now)
+
+
+def check_redaction(problems: Problems, where: str, item: dict[str, Any], revisions: list[Any],
+                    now: datetime) -> None:
+    """A redacted fact carries the record and no words: markers in place of its title, text and old titles."""
+    record = item["redaction"]
+    if not isinstance(record, dict):
+        problems.add(where, "redaction", "must be an object or null")
+        return
+    at = f"{where} redaction"
+    _timestamp(problems, at, "redacted_at", record.get("redacted_at"), now)
+    for field, limit in (("operator", redaction.OPERATOR_MAX), ("reason", contract.REASON_MAX)):
+        value = record.get(field)
+        if not isinstance(value, str) or not 1 <= len(value.strip()) <= limit:
+            problems.add(at, field, f"must be 1-{limit} characters")
+    for field in ("text_sha256", "title_sha256"):
+        if not isinstance(record.get(field), str) or not SHA256.match(record[field]):
+            problems.add(at, field, "must be a SHA-256 in hex (64 characters of 0-9 a-f)")
+    for field in ("revisions_redacted", "queries_redacted"):
+        value = record.get(field, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= contract.MAX_ROW_ID:
+            problems.add(at, field, "must be a non-negative integer")
+    if not isinstance(record.get("retired", False), bool):
+        problems.add(at, "retired", "must be true or false")
+    if item.get("status") == "active":
+        problems.add(where, "status", "a redacted fact cannot be active")
+    for field in ("title", "text"):
+        if item.get(field) != redaction.MARKER:
+            problems.add(where, field, f"a redacted fact's {field} must be {redaction.MARKER!r}")
+    if any(isinstance(r, dict) and r.get("title") != redaction.MARKER for r in revisions):
+        problems.add(where, "revisions", f"a redacted fact's earlier titles must be {redaction.MARKER!r}")
 
 
 def _profile_uids(session: Session, profile_id: int, by_uid: dict[str, tuple[str, dict[str, Any]]],

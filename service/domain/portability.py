@@ -2,7 +2,9 @@
 and its query log (every search with what it handed back), so a team can move from the embedded store to
 PostgreSQL + OpenSearch and every REST answer stays the same.
 
-Format memory-export/2 adds `queries` to /1 (facts only), which is still read. Query-log ids are kept when
+Format memory-export/3 adds `redaction` to redacted facts (who, when, why, SHA-256 of the removed words;
+`memory redact`): a release that reads only /2 refuses the file instead of importing the markers without
+the record. /2 adds `queries` to /1 (facts only); both are still read. Query-log ids are kept when
 they are free in the destination (moving a store profile by profile never collides: ids are unique across
 the source's profiles); a row whose id is taken by another row is imported under a new id and counted in
 `queries_renumbered`. A row already there (same id, profile, query and time) is skipped, so an import can
@@ -24,13 +26,15 @@ from service.domain.models import FactStatus
 from service.domain.import_check import check_document
 from service.store.outbox import Outbox
 from service.domain.profiles import ProfileRef
+from service.domain.redaction import record_dict
 from service.errors import Conflict, InvalidInput
+from service.store import redactions as redaction_store
 from service.store import repository as repo
 from service.store.engine import Database
-from service.store.tables import FactRevision, FactRow, QueryLogResult, QueryLogRow, QueryLogTag
+from service.store.tables import FactRedaction, FactRevision, FactRow, QueryLogResult, QueryLogRow, QueryLogTag
 
-FORMAT = "memory-export/2"
-READABLE = ("memory-export/1", FORMAT)
+FORMAT = "memory-export/3"
+READABLE = ("memory-export/1", "memory-export/2", FORMAT)
 
 
 def export_profile(db: Database, profile: ProfileRef) -> dict[str, Any]:
@@ -41,6 +45,8 @@ def export_profile(db: Database, profile: ProfileRef) -> dict[str, Any]:
             assert row.id is not None
             item = repo.to_fact(row).to_dict()
             item["revisions"] = [r.to_dict() for r in repo.revisions_of(session, row.id)]
+            if row.redacted_at is not None:
+                item["redaction"] = record_dict(redaction_store.record_of(session, row.id))
             facts.append(item)
         queries = []
         for qrow in session.exec(select(QueryLogRow).where(QueryLogRow.profile_id == profile.id)
@@ -110,11 +116,16 @@ def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any],
                 superseded_by=item.get("superseded_by"), created_day=clock.day_of(created), retired_day=clock.day_of(retired) if retired else None,
                 change_seq=seq,
             )
+            redaction = item.get("redaction")
+            if redaction:
+                row.redacted_at = _ts(redaction["redacted_at"], "redaction.redacted_at")
             session.add(row)
             session.flush()
             repo.sync_fact_tags(session, row)
             outbox.fact_changed(session, row)
             assert row.id is not None
+            if redaction:
+                session.add(_redaction_row(row, redaction))
             for rev in item.get("revisions") or []:
                 session.add(FactRevision(
                     profile_id=profile.id, fact_id=row.id, revision=int(rev["revision"]),
@@ -125,6 +136,16 @@ def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any],
             imported += 1
         queries = _import_queries(session, profile, document.get("queries") or [], outbox)
     return {"imported": imported, "skipped": skipped, **queries}
+
+
+def _redaction_row(row: FactRow, item: dict[str, Any]) -> FactRedaction:
+    assert row.id is not None and row.redacted_at is not None
+    return FactRedaction(
+        profile_id=row.profile_id, fact_id=row.id, redacted_at=row.redacted_at, operator=str(item["operator"]),
+        reason=str(item["reason"]), text_sha256=str(item["text_sha256"]), title_sha256=str(item["title_sha256"]),
+        revisions=int(item.get("revisions_redacted", 0)), queries=int(item.get("queries_redacted", 0)),
+        retired=bool(item.get("retired", False)),
+    )
 
 
 def _import_queries(session: Session, profile: ProfileRef, items: list[Any], outbox: Outbox) -> dict[str, int]:

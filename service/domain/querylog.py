@@ -28,7 +28,7 @@ from service.errors import NotFound
 from service.store import aggregates as agg
 from service.store import repository as repo
 from service.store.engine import Database
-from service.store.tables import QueryLogResult, QueryLogRow, QueryLogTag
+from service.store.tables import QueryLogResult, QueryLogRow
 
 BUCKETS = BUCKET_LABELS
 
@@ -87,21 +87,14 @@ class QueryLog:
             for s in returned
         ]
         with self.db.write() as session:
-            row = QueryLogRow(
-                profile_id=profile.id, query=request.query, tags=list(request.tags), kind=request.kind,
-                limit=request.limit, matched_count=found.matched_count, returned_count=len(returned),
-                inactive_matched=found.inactive_matched, top_uid=returned[0].fact.uid if returned else None,
-                mode=found.mode, latency_ms=latency_ms, created_at=now, day=now.date(),
-            )
-            session.add(row)
-            session.flush()
-            assert row.id is not None
-            session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results,
-                                       inactive_uids=list(found.inactive_uids)))
-            for tag in request.tags:
-                session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=now.date()))
-            self.outbox.query_logged(session, row)
-            return row.id
+            query_id = repo.insert_query_log(session, {
+                "profile_id": profile.id, "query": request.query, "tags": list(request.tags), "kind": request.kind,
+                "limit": request.limit, "matched_count": found.matched_count, "returned_count": len(returned),
+                "inactive_matched": found.inactive_matched, "top_uid": returned[0].fact.uid if returned else None,
+                "mode": found.mode, "latency_ms": latency_ms, "created_at": now, "day": now.date(),
+            }, results, list(found.inactive_uids))
+            self.outbox.query_id_logged(session, profile.id, query_id)
+            return query_id
 
     def listing(self, profile: ProfileRef, limit: int = LISTING_DEFAULT) -> list[dict[str, Any]]:
         limit = validation.bounded_int(limit, low=1, high=LISTING_MAX, param="limit")

@@ -167,7 +167,8 @@ class Canonical:
     # --- vectors -----------------------------------------------------------------------------------
 
     def unembedded(self, limit: int) -> list[FactRow]:
-        """Facts (any profile) without a vector of the current model, oldest first."""
+        """Facts (any profile) without a vector of the current model, oldest first (redacted facts have none
+        on purpose)."""
         return vectors.unembedded(self.db, self.model_id, limit)
 
     def store_vectors(self, profile_id: int, made: dict[int, np.ndarray]) -> None:

@@ -53,6 +53,8 @@ def _configure_sqlite(engine: Engine, begin_mode: str) -> None:
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=30000")
+        # Deleted or overwritten content is zeroed, so a redacted fact's words do not survive in free space.
+        cur.execute("PRAGMA secure_delete=ON")
         cur.close()
 
     @event.listens_for(engine, "begin")

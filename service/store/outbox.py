@@ -22,7 +22,9 @@ class Outbox:
                                   created_at=utcnow()))
 
     def query_logged(self, session: Session, row: QueryLogRow) -> None:
+        assert row.id is not None
+        self.query_id_logged(session, row.profile_id, row.id)
+
+    def query_id_logged(self, session: Session, profile_id: int, query_id: int) -> None:
         if self.enabled:
-            assert row.id is not None
-            session.add(OutboxRow(profile_id=row.profile_id, entity="query", entity_id=row.id,
-                                  created_at=utcnow()))
+            session.add(OutboxRow(profile_id=profile_id, entity="query", entity_id=query_id, created_at=utcnow()))

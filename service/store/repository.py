@@ -7,7 +7,17 @@ import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
 from service.domain.models import Fact, Revision
-from service.store.tables import FactRevision, FactRow, FactTag, FactVector, Profile, Token
+from service.store.tables import (
+    FactRevision,
+    FactRow,
+    FactTag,
+    FactVector,
+    Profile,
+    QueryLogResult,
+    QueryLogRow,
+    QueryLogTag,
+    Token,
+)
 
 
 def to_fact(row: FactRow) -> Fact:
@@ -191,3 +201,22 @@ def advance_id_sequence(session: Session, table: type[SQLModel]) -> None:
     name = table.__tablename__  # type: ignore[attr-defined]
     session.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
                             f"GREATEST((SELECT MAX(id) FROM {name}), 1))"))
+
+
+def insert_query_log(session: Session, row: dict[str, object], results: list[dict[str, object]],
+                     inactive_uids: list[str]) -> int:
+    """One search's query-log row, its results and its tags; returns the row's id.
+
+    Core INSERTs rather than ORM objects: the unit of work (flush, identity map, three mapped objects)
+    cost more than the rest of a lexical search (bench/breakdown.py, py-spy).
+    """
+    log = QueryLogRow.__table__
+    values = {("result_limit" if key == "limit" else key): value for key, value in row.items()}
+    query_id = int(session.execute(sa.insert(log).values(**values)).inserted_primary_key[0])
+    session.execute(sa.insert(QueryLogResult.__table__).values(
+        query_id=query_id, profile_id=row["profile_id"], results=results, inactive_uids=inactive_uids))
+    tags = list(row["tags"])  # type: ignore[call-overload]
+    if tags:
+        session.execute(sa.insert(QueryLogTag.__table__), [
+            {"query_id": query_id, "tag": tag, "profile_id": row["profile_id"], "day": row["day"]} for tag in tags])
+    return query_id

@@ -88,6 +88,8 @@ class FactRow(SQLModel, table=True):
     created_day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
     retired_day: Optional[date] = Field(default=None, sa_column=sa.Column(sa.Date, nullable=True))
     change_seq: int = Field(default=0, sa_column=sa.Column(sa.BigInteger, nullable=False))
+    # Set by `memory redact` (the record is a FactRedaction): title and text are markers, no vector, no index entry.
+    redacted_at: Optional[datetime] = _ts(nullable=True)
 
 
 class FactTag(SQLModel, table=True):
@@ -131,6 +133,24 @@ class FactVector(SQLModel, table=True):
     dim: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))
     vector: bytes = Field(sa_column=sa.Column(sa.LargeBinary, nullable=False))
     created_at: datetime = _ts()
+
+
+class FactRedaction(SQLModel, table=True):
+    """Who removed a fact's words, when and why, with a SHA-256 of what was removed (`memory redact`)."""
+
+    __tablename__ = "fact_redactions"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    fact_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("facts.id"), nullable=False, unique=True))
+    redacted_at: datetime = _ts()
+    operator: str = Field(sa_column=sa.Column(sa.String(200), nullable=False))
+    reason: str = Field(sa_column=sa.Column(sa.String(500), nullable=False))
+    text_sha256: str = Field(sa_column=sa.Column(sa.String(64), nullable=False))
+    title_sha256: str = Field(sa_column=sa.Column(sa.String(64), nullable=False))
+    revisions: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))  # revision titles replaced
+    queries: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))  # query-log rows redacted
+    retired: bool = Field(sa_column=sa.Column(sa.Boolean, nullable=False))  # the fact was active and got retired
 
 
 class QueryLogRow(SQLModel, table=True):

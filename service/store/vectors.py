@@ -71,8 +71,9 @@ def models_of(session: Session, profile_id: int) -> dict[str, int]:
 
 
 def needing(session: Session, profile_id: int, model: str, *, everything: bool) -> list[int]:
-    """Ids of the profile's facts without a vector of `model` (all of its facts with `everything`)."""
-    stmt = select(FactRow.id).where(FactRow.profile_id == profile_id)
+    """Ids of the profile's facts without a vector of `model` (all of its facts with `everything`); a redacted
+    fact has no vector on purpose (its words are gone)."""
+    stmt = select(FactRow.id).where(FactRow.profile_id == profile_id, col(FactRow.redacted_at).is_(None))
     if not everything:
         current = select(FactVector.fact_id).where(FactVector.profile_id == profile_id, FactVector.model == model)
         stmt = stmt.where(col(FactRow.id).not_in(current))
@@ -80,9 +81,10 @@ def needing(session: Session, profile_id: int, model: str, *, everything: bool) 
 
 
 def unembedded(db: Database, model: str, limit: int) -> list[FactRow]:
-    """Facts (any profile) without a vector of `model`, oldest first."""
+    """Facts (any profile) without a vector of `model`, oldest first (redacted facts have none on purpose)."""
     current = sa.select(FactVector.fact_id).where(FactVector.model == model)
     with db.read() as session:
         return [r[0] for r in session.execute(
-            sa.select(FactRow).where(col(FactRow.id).not_in(current)).order_by(col(FactRow.id)).limit(limit)
+            sa.select(FactRow).where(col(FactRow.id).not_in(current), col(FactRow.redacted_at).is_(None))
+            .order_by(col(FactRow.id)).limit(limit)
         ).all()]

@@ -1,4 +1,4 @@
-"""Export/import of a whole profile (memory-export/2: facts and query log) on SQLite and PostgreSQL."""
+"""Export/import of a whole profile (memory-export/3: facts, redactions and query log) on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _rename(fact: dict, suffix: str) -> None:
 
 def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> None:
     document = grown(services, "alpha")
-    assert document["format"] == "memory-export/2"
+    assert document["format"] == "memory-export/3"
     hit, miss = document["queries"]
     assert (hit["matched_count"], hit["tags"], len(hit["results"])) == (1, ["infra"], 1)
     assert miss["matched_count"] == 0 and miss["results"] == []

@@ -94,7 +94,7 @@ def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
     exported = CliRunner().invoke(cli, ["export", "alpha"])
     assert exported.exit_code == 0, exported.output
     document = json.loads(exported.output)
-    assert document["format"] == "memory-export/2" and len(document["queries"]) == len(before["queries"]["queries"])
+    assert document["format"] == "memory-export/3" and len(document["queries"]) == len(before["queries"]["queries"])
 
     wipe(real_opensearch)
     (tmp_path / "dst").mkdir()

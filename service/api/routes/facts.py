@@ -9,8 +9,11 @@ from service import contract
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import authenticated
 from service.api.schemas import FactBody, FactsBody, ok
+from service.clock import isoformat
+from service.domain import as_of as as_of_rules
 from service.domain import validation
 from service.contract import FACTS_PAGE_DEFAULT, FACTS_PAGE_MAX, KINDS, STATUSES, TAG_MAX, UID_MAX
+from service.domain.as_of import AsOfService
 from service.errors import InvalidInput
 
 router = APIRouter(tags=["facts"])
@@ -34,6 +37,13 @@ def _decode_cursor(cursor: str) -> int:
         raise InvalidInput("invalid cursor: pass next_cursor from the previous page", param="cursor") from exc
 
 
+AS_OF_DOC = (
+    "An instant, ISO 8601 (`2026-11-22T07:30:00Z`, an offset such as `+02:00`, fractions of a second); without "
+    "an offset it is UTC; a date alone is 00:00 UTC of that day; future instants show the present. Anything "
+    "else is a 400."
+)
+AsOfQuery = Annotated[str | None, Query(min_length=1, max_length=64, description=AS_OF_DOC)]
+
 CURSOR_DOC = (
     "Opaque: the `next_cursor` of the previous page, passed back unchanged (URL-safe base64 without padding). "
     "Any other value is a 400."
@@ -52,10 +62,18 @@ def list_facts(
     = FACTS_PAGE_DEFAULT,
     cursor: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$",
                                         description=CURSOR_DOC)] = None,
+    as_of: AsOfQuery = None,
 ) -> dict[str, Any]:
-    """Facts of the profile, newest first, any status unless filtered; page with next_cursor."""
+    """Facts of the profile, newest first, any status unless filtered; page with next_cursor. With `as_of`:
+    the facts as they stood then (status then, default active; kind and tags then)."""
     tag_value = validation.tags([tag])[0] if tag else None
     before = _decode_cursor(cursor) if cursor else None
+    if as_of is not None:
+        at = as_of_rules.parse(as_of)
+        facts, last_id = AsOfService(svc.db).list(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
+                                                  before_id=before)
+        return {"profile": profile.name, "as_of": isoformat(at), "facts": [f.to_dict() for f in facts],
+                "next_cursor": _encode_cursor(last_id) if last_id is not None else None}
     page, last_id = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, before_id=before)
     next_cursor = _encode_cursor(last_id) if last_id is not None else None
     return {"profile": profile.name, "facts": [f.to_dict() for f in page], "next_cursor": next_cursor}
@@ -65,6 +83,13 @@ def list_facts(
 def get_fact(
     profile: ProfileDep, svc: ServicesDep,
     uid: Annotated[str, Path(min_length=1, max_length=UID_MAX, description=f"A fact uid (at most {UID_MAX} characters).")],
+    as_of: AsOfQuery = None,
 ) -> dict[str, Any]:
-    """One fact with its revisions and its whole supersession chain (oldest first)."""
-    return {"profile": profile.name, **svc.facts.get(profile, uid).to_dict()}
+    """One fact with its revisions, its whole supersession chain (oldest first) and its redaction, if any.
+    With `as_of`: the fact as it stood then (revisions replaced by then, the chain members that existed then);
+    404 with code `not_yet_created` when it did not exist yet."""
+    at = as_of_rules.parse(as_of) if as_of is not None else None  # a bad as_of is a 400 whatever the uid
+    detail = svc.facts.get(profile, uid)
+    if at is not None:
+        return {"profile": profile.name, **AsOfService(svc.db).get(profile, uid, at, detail.chain).to_dict()}
+    return {"profile": profile.name, **detail.to_dict()}

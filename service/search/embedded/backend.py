@@ -173,7 +173,7 @@ class EmbeddedSearch:
         assert row.id is not None
         return IndexedFact(
             fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
-            active=row.status == "active", vector=vector,
+            active=row.status == "active", vector=vector, present=row.redacted_at is None,
         )
 
     def _embed_missing(self, index: ProfileIndex, profile_id: int) -> None:

@@ -31,6 +31,7 @@ class IndexedFact:
     tags: tuple[str, ...]
     active: bool
     vector: np.ndarray | None  # unit length, or None when not embedded (yet)
+    present: bool = True  # False once redacted: the row stays a hole (no words, no vector, never matched)
 
 
 def _grow(array: np.ndarray, size: int) -> np.ndarray:
@@ -47,6 +48,7 @@ class ProfileIndex:
         self.lock = threading.RLock()
         self.synced_seq = 0
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute("PRAGMA secure_delete=ON")  # a redacted fact's words are zeroed, not left in free pages
         self._db.execute(
             "CREATE VIRTUAL TABLE fts USING fts5(title, text, tags, "
             "tokenize = 'porter unicode61 remove_diacritics 2')"
@@ -60,6 +62,7 @@ class ProfileIndex:
         self.tag_rows: dict[str, set[int]] = {}
         self.kind = np.zeros(0, dtype=np.int8)
         self.active = np.zeros(0, dtype=bool)
+        self.present = np.zeros(0, dtype=bool)
         self.has_vector = np.zeros(0, dtype=bool)
         self.matrix: np.ndarray | None = None
         self.missing_vectors: set[int] = set()
@@ -78,7 +81,12 @@ class ProfileIndex:
             self.tags_of.append(frozenset())
             self.kind = _grow(self.kind, self.size)
             self.active = _grow(self.active, self.size)
+            self.present = _grow(self.present, self.size)
             self.has_vector = _grow(self.has_vector, self.size)
+        if not fact.present:
+            self._remove(row, fact)
+            return
+        self.present[row] = True
         self._db.execute(
             "REPLACE INTO fts(rowid, title, text, tags) VALUES (?, ?, ?, ?)",
             (row + 1, fact.title, fact.text, " ".join(fact.tags)),
@@ -95,6 +103,19 @@ class ProfileIndex:
         elif not self.has_vector[row]:
             self.missing_vectors.add(row)
 
+    def _remove(self, row: int, fact: IndexedFact) -> None:
+        """A redacted fact leaves the index: its words, vector and tags go; its row number stays unused."""
+        self._db.execute("DELETE FROM fts WHERE rowid = ?", (row + 1,))
+        for tag in self.tags_of[row]:
+            self.tag_rows[tag].discard(row)
+        self.tags_of[row] = frozenset()
+        self.row_of_uid.pop(fact.uid, None)
+        self.present[row] = self.active[row] = self.has_vector[row] = False
+        self.kind[row] = -1
+        if self.matrix is not None and row < self.matrix.shape[0]:
+            self.matrix[row] = 0.0
+        self.missing_vectors.discard(row)
+
     def set_vector(self, row: int, vector: np.ndarray) -> None:
         if self.matrix is None or self.matrix.shape[1] != vector.shape[0]:
             if self.matrix is not None:  # another dimension: every old vector is unusable now
@@ -109,13 +130,14 @@ class ProfileIndex:
         """Forget all vectors (the embedder changed); they are re-made from the canonical store."""
         self.matrix = None
         self.has_vector[:] = False
-        self.missing_vectors = set(range(self.size))
+        self.missing_vectors = {int(r) for r in np.nonzero(self.present[: self.size])[0]}
 
     # --- queries ----------------------------------------------------------------------------------
 
     def filter_mask(self, kind: str | None, tags: tuple[str, ...]) -> np.ndarray:
-        """Rows passing the kind and tag filters (a fact must carry all the tags), any status."""
-        mask = np.ones(self.size, dtype=bool)
+        """Rows passing the kind and tag filters (a fact must carry all the tags), any status; never a
+        redacted fact's row."""
+        mask = self.present[: self.size].copy()
         if kind is not None:
             mask &= self.kind[: self.size] == _KIND_CODE.get(kind, -2)
         for tag in tags:

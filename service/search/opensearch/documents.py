@@ -16,6 +16,8 @@ from service.store.tables import FactRow, QueryLogRow
 
 
 def fact_document(row: FactRow, profile: str, vector: np.ndarray | None) -> dict[str, Any]:
+    if row.redacted_at is not None:
+        return redacted_document(row, profile)
     doc: dict[str, Any] = {
         "uid": row.uid,
         "fact_id": row.id,
@@ -35,6 +37,25 @@ def fact_document(row: FactRow, profile: str, vector: np.ndarray | None) -> dict
     if vector is not None:
         doc["embedding"] = [float(x) for x in vector]
     return doc
+
+
+def redacted_document(row: FactRow, profile: str) -> dict[str, Any]:
+    """A redacted fact stays in the mirror only as what the stats count (status, kind, tags, timestamps):
+    no title, text or embedding, so no search can match it; without `has_vector` it is not "waiting for a
+    vector" either (that query asks for has_vector: false)."""
+    return {
+        "uid": row.uid,
+        "fact_id": row.id,
+        "profile": profile,
+        "tags": list(row.tags or []),
+        "kind": row.kind,
+        "status": row.status,
+        "created_at": clock.isoformat(row.created_at),
+        "updated_at": clock.isoformat(row.updated_at),
+        "retired_at": clock.isoformat(row.retired_at),
+        "supersedes": row.supersedes,
+        "superseded_by": row.superseded_by,
+    }
 
 
 def query_document(row: QueryLogRow, profile: str) -> dict[str, Any]:

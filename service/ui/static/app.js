@@ -49,7 +49,7 @@ export async function route() {
     if (parts[0] === "facts" && parts[1]) {
       setNav("facts");
       document.title = "Fact · Memory dashboard";
-      await viewFact(view, seq, parts[1]);
+      await viewFact(view, seq, parts[1], params);
     } else if (parts[0] === "facts") {
       setNav("facts");
       document.title = "Facts · Memory dashboard";

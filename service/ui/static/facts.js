@@ -4,6 +4,7 @@ import { ApiError, api, profilePath } from "./api.js";
 import { card, empty, headerCell, statusBadge, table, tagList } from "./components.js";
 import { FACT_PAGE, KINDS, STATUSES } from "./contract.js";
 import { $, factHref, fmtTime, h } from "./dom.js";
+import { asOfField, asOfFrom, asOfNotice, asOfParam, redactionNotice } from "./review.js";
 import { handleViewError } from "./session.js";
 import { state } from "./state.js";
 
@@ -14,18 +15,20 @@ export function factFilters(params) {
     status: STATUSES.includes(params.get("status")) ? params.get("status") : "",
     kind: KINDS.includes(params.get("kind")) ? params.get("kind") : "",
     tag: (params.get("tag") || "").trim(),
+    as_of: asOfFrom(params),
   };
 }
 
 // Status right after the title; the columns marked `wide` are hidden on a phone (the fact page has them).
 export const FACT_COLUMNS = ["Title", "Status", { label: "Kind", wide: true }, "Tags", { label: "Created", wide: true }];
 
-export function factRows(facts) {
+export function factRows(facts, asOf = "") {
   return facts.map((f) =>
     h(
       "tr",
       { testid: "fact-row", dataset: { uid: f.uid, status: f.status } },
-      h("td", { class: "fact-title" }, h("a", { href: factHref(f.uid), testid: "fact-link" }, f.title)),
+      h("td", { class: "fact-title" },
+        h("a", { href: factHref(f.uid) + (asOf ? `?as_of=${encodeURIComponent(asOf)}` : ""), testid: "fact-link" }, f.title)),
       h("td", {}, statusBadge(f.status)),
       h("td", { class: "wide-only" }, f.kind),
       h("td", {}, tagList(f.tags)),
@@ -36,7 +39,8 @@ export function factRows(facts) {
 
 export async function viewFacts(view, seq, params) {
   const filters = factFilters(params);
-  const page = await api(profilePath("facts"), { ...filters, limit: FACT_PAGE });
+  const query = Object.fromEntries(Object.entries(filters).filter(([, v]) => v)); // as_of only when set
+  const page = await api(profilePath("facts"), { ...query, limit: FACT_PAGE });
   if (seq !== state.renderSeq) return;
 
   const form = h(
@@ -52,6 +56,8 @@ export async function viewFacts(view, seq, params) {
           const v = String(data.get(key) || "").trim();
           if (v) q.set(key, v);
         }
+        const asOf = asOfParam(data.get("as_of"));
+        if (asOf) q.set("as_of", asOf);
         const qs = q.toString();
         location.hash = `#/facts${qs ? `?${qs}` : ""}`;
       },
@@ -64,11 +70,12 @@ export async function viewFacts(view, seq, params) {
         h("option", { value: "" }, "any"), KINDS.map((k) => h("option", { value: k, selected: k === filters.kind }, k)))),
     h("div", { class: "field" }, h("label", { for: "f-tag" }, "Tag"),
       h("input", { id: "f-tag", name: "tag", value: filters.tag, testid: "filter-tag", placeholder: "any", autocapitalize: "off", spellcheck: "false" })),
+    asOfField(h, filters.as_of),
     h("div", { class: "field" }, h("span", { class: "label-spacer", "aria-hidden": "true" }, " "),
       h("button", { type: "submit", class: "btn", testid: "filter-apply" }, "Apply")),
   );
 
-  const tbody = h("tbody", {}, factRows(page.facts));
+  const tbody = h("tbody", {}, factRows(page.facts, filters.as_of));
   let cursor = page.next_cursor;
   let shown = page.facts.length;
   const count = h("span", { testid: "facts-count" }, String(shown));
@@ -82,9 +89,9 @@ export async function viewFacts(view, seq, params) {
       onclick: async () => {
         more.disabled = true;
         try {
-          const next = await api(profilePath("facts"), { ...filters, limit: FACT_PAGE, cursor });
+          const next = await api(profilePath("facts"), { ...query, limit: FACT_PAGE, cursor });
           if (seq !== state.renderSeq) return;
-          tbody.append(...factRows(next.facts));
+          tbody.append(...factRows(next.facts, filters.as_of));
           shown += next.facts.length;
           count.textContent = String(shown);
           cursor = next.next_cursor;
@@ -122,6 +129,7 @@ export async function viewFacts(view, seq, params) {
 
   view.replaceChildren(
     h("div", { class: "view-head" }, h("div", {}, h("h1", {}, "Facts"), h("p", { class: "muted" }, "Every fact of the profile, newest first. Nothing is ever deleted."))),
+    filters.as_of ? asOfNotice(h, fmtTime, filters.as_of, "#/facts") : null,
     card("Filter", { id: "h-filter", class: "wide" }, form),
     card("Facts", { id: "h-facts", class: "wide" }, list),
   );
@@ -129,10 +137,11 @@ export async function viewFacts(view, seq, params) {
 
 // View: one fact, its supersession chain and revisions
 
-export async function viewFact(view, seq, uid) {
+export async function viewFact(view, seq, uid, params) {
+  const asOf = asOfFrom(params);
   let detail;
   try {
-    detail = await api(profilePath(`facts/${encodeURIComponent(uid)}`));
+    detail = await api(profilePath(`facts/${encodeURIComponent(uid)}`), asOf ? { as_of: asOf } : {});
   } catch (exc) {
     if (seq === state.renderSeq && !(exc instanceof ApiError && exc.status === 401)) {
       view.replaceChildren(
@@ -152,7 +161,7 @@ export async function viewFact(view, seq, uid) {
     byUid[target] ? h("span", { class: "uid-hint" }, ` ${target}`) : null,
   ];
 
-  const notices = [];
+  const notices = [asOf ? asOfNotice(h, fmtTime, asOf, factHref(uid)) : null, redactionNotice(h, fmtTime, detail.redaction)];
   if (f.status === "superseded" && f.superseded_by) {
     notices.push(
       h("div", { class: "notice", testid: "superseded-notice" }, "This fact was superseded. The current version is ",

@@ -1,0 +1,252 @@
+"""Redaction without deletion (`memory redact UID --reason ...`, run by the operator; not an MCP tool).
+
+A fact that holds a secret or personal data keeps its row, uid, kind, tags, timestamps and chain links; its
+title and text (and every earlier title in its revisions) become MARKER, its vector is dropped, the search
+indexes drop its entry (the embedded index on its next sync, the OpenSearch mirror through the outbox), and
+a FactRedaction records who, when, why and the SHA-256 of the removed text and title. An active fact is
+retired. Query-log rows whose query contains the removed text, one of the removed titles, or a string the
+operator names (`--match`), compared case-insensitively, get `[redacted R.N]` as their query (R the
+redaction, N one number per distinct query text, so distinct queries stay distinct); their counts stay.
+Strings shorter than MATCH_MIN are not looked for in the query log (they would match nearly every search).
+
+A successor of a redacted fact (a text change superseded it) keeps its own text: it is another fact,
+redacted on its own if it holds the secret too. Redacting a redacted fact changes nothing and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from service import clock, contract
+from service.domain import validation
+from service.domain.models import FactStatus
+from service.store.outbox import Outbox
+from service.domain.ports import SearchBackend
+from service.errors import InvalidInput, NotFound
+from service.store import redactions as store
+from service.store import repository as repo
+from service.store.engine import Database
+from service.store.tables import FactRedaction, FactRow, Profile
+
+log = logging.getLogger(__name__)
+
+MARKER = "[redacted]"
+MATCH_MIN = 4
+QUERY_MARKER = re.compile(r"^\[redacted \d+\.\d+\]$")
+OPERATOR_MAX = 200
+
+
+def sha256(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def query_marker(redaction_id: int, number: int) -> str:
+    return f"[redacted {redaction_id}.{number}]"
+
+
+def record_dict(record: FactRedaction | None) -> dict[str, Any] | None:
+    """The redaction as the fact's history shows it (REST, export)."""
+    if record is None:
+        return None
+    return {
+        "redacted_at": clock.isoformat(record.redacted_at),
+        "operator": record.operator,
+        "reason": record.reason,
+        "text_sha256": record.text_sha256,
+        "title_sha256": record.title_sha256,
+        "revisions_redacted": record.revisions,
+        "queries_redacted": record.queries,
+        "retired": record.retired,
+    }
+
+
+def reason_text(value: str) -> str:
+    cleaned = value.strip() if isinstance(value, str) else ""
+    if not cleaned:
+        raise InvalidInput("a redaction needs a reason (--reason \"...\"): it is kept with the fact", param="reason")
+    return validation.reason(cleaned) or cleaned
+
+
+def operator_name(value: str) -> str:
+    cleaned = value.strip() if isinstance(value, str) else ""
+    if not 1 <= len(cleaned) <= OPERATOR_MAX or "\x00" in cleaned:
+        raise InvalidInput(f"operator must be 1-{OPERATOR_MAX} characters (got {len(cleaned)})", param="operator")
+    return cleaned
+
+
+def match_strings(values: list[str]) -> list[str]:
+    out = []
+    for value in values:
+        cleaned = value.strip() if isinstance(value, str) else ""
+        if not MATCH_MIN <= len(cleaned) <= contract.QUERY_MAX or "\x00" in cleaned:
+            raise InvalidInput(f"--match strings must be {MATCH_MIN}-{contract.QUERY_MAX} characters "
+                               f"(got {len(cleaned)}): a shorter one would match nearly every search", param="match")
+        out.append(cleaned)
+    return out
+
+
+def needles(title: str, text: str, revision_titles: list[str], also: list[str]) -> list[str]:
+    """What a query must contain (case-insensitively) to be redacted with the fact."""
+    found: dict[str, None] = {}
+    for value in (text, title, *revision_titles, *also):
+        folded = value.strip().casefold()
+        if len(folded) >= MATCH_MIN and folded != MARKER:
+            found[folded] = None
+    return list(found)
+
+
+def contains_any(value: str, wanted: list[str]) -> bool:
+    folded = value.casefold()
+    return any(n in folded for n in wanted)
+
+
+def matching_queries(session: Session, profile_id: int, wanted: list[str]) -> list[int]:
+    """Ids of the profile's query-log rows to redact (rows redacted before are left as they are)."""
+    return [i for i, q in store.query_texts(session, profile_id)
+            if not QUERY_MARKER.match(q) and contains_any(q, wanted)]
+
+
+@dataclass
+class RedactionResult:
+    profile: str
+    uid: str
+    status: str
+    already: bool
+    dry_run: bool
+    record: dict[str, Any] | None
+    queries: int  # query-log rows redacted now (or that would be, on a dry run)
+    revisions: int
+    vector_dropped: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile, "uid": self.uid, "status": self.status, "already_redacted": self.already,
+            "dry_run": self.dry_run, "redaction": self.record, "queries_redacted": self.queries,
+            "revisions_redacted": self.revisions, "vector_dropped": self.vector_dropped, "notes": self.notes,
+        }
+
+
+class RedactionService:
+    def __init__(self, db: Database, outbox: Outbox, backend: SearchBackend | None = None) -> None:
+        self.db = db
+        self.outbox = outbox
+        self.backend = backend
+
+    def redact(self, uid: str, *, reason: str, operator: str, also: list[str] | None = None,
+               dry_run: bool = False) -> RedactionResult:
+        uid, reason, operator = validation.uid(uid), reason_text(reason), operator_name(operator)
+        extra = match_strings(list(also or []))
+        with self.db.read() as session:
+            found = store.fact_row_any_profile(session, uid)
+            if found is None:
+                raise NotFound(f"no fact {uid!r} in this store (`memory export NAME` lists a profile's facts)",
+                               param="uid")
+            profile_id = found.profile_id
+            planned = self._plan(session, found, extra, dry_run=dry_run) \
+                if dry_run or found.redacted_at is not None else None
+        if planned is not None:
+            if not dry_run:  # a second run finishes what a busy checkpoint left
+                planned.notes.extend(self._purge())
+            return planned
+        now = clock.utcnow()
+        with self.db.write() as session:
+            seq = repo.lock_profile(session, profile_id)
+            row = store.fact_row_any_profile(session, uid, for_update=True)
+            assert row is not None and row.id is not None
+            if row.redacted_at is not None:  # redacted meanwhile by another operator
+                return self._plan(session, row, extra, dry_run=False)
+            result = self._apply(session, row, seq, now, reason=reason, operator=operator, also=extra)
+        if self.backend is not None:
+            self.backend.changed(profile_id, result.profile)
+        result.notes.extend(self._purge())
+        return result
+
+    # --- steps ------------------------------------------------------------------------------------
+
+    def _plan(self, session: Session, row: FactRow, also: list[str], *, dry_run: bool) -> RedactionResult:
+        """What a redaction would do (dry run), or the record of the one already done."""
+        assert row.id is not None
+        profile = session.get(Profile, row.profile_id)
+        assert profile is not None
+        if row.redacted_at is not None:
+            record = record_dict(store.record_of(session, row.id))
+            return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=True,
+                                   dry_run=dry_run, record=record, queries=0, revisions=0,
+                                   notes=[f"already redacted on {record and record['redacted_at']}: nothing changed"])
+        revisions = store.revision_rows(session, row.id)
+        wanted = needles(row.title, row.text, [r.title for r in revisions], also)
+        matching = matching_queries(session, row.profile_id, wanted)
+        return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=True,
+                               record=None, queries=len(matching), revisions=len(revisions),
+                               notes=["dry run: nothing was changed"])
+
+    def _apply(self, session: Session, row: FactRow, seq: int, now: datetime, *, reason: str, operator: str,
+               also: list[str]) -> RedactionResult:
+        assert row.id is not None
+        profile = session.get(Profile, row.profile_id)
+        assert profile is not None
+        revisions = store.revision_rows(session, row.id)
+        wanted = needles(row.title, row.text, [r.title for r in revisions], also)
+        was_active = row.status == FactStatus.ACTIVE
+        record = FactRedaction(
+            profile_id=row.profile_id, fact_id=row.id, redacted_at=now, operator=operator, reason=reason,
+            text_sha256=sha256(row.text), title_sha256=sha256(row.title), revisions=len(revisions), queries=0,
+            retired=was_active,
+        )
+        session.add(record)
+        session.flush()
+        assert record.id is not None
+        for revision in revisions:
+            revision.title = MARKER
+            session.add(revision)
+        if row.retire_reason and contains_any(row.retire_reason, wanted):
+            row.retire_reason = MARKER
+        if was_active:  # retired as memory_forget would: the counts move exactly as for a forget
+            row.status, row.retired_at, row.retired_day = FactStatus.RETIRED, now, now.date()
+            row.retire_reason, row.updated_at = f"redacted: {reason}"[: contract.REASON_MAX], now
+        row.title, row.text, row.redacted_at, row.change_seq = MARKER, MARKER, now, seq
+        session.add(row)
+        session.flush()
+        repo.sync_fact_tags(session, row)
+        dropped = store.drop_vector(session, row.id)
+        self.outbox.fact_changed(session, row)
+
+        matching = matching_queries(session, row.profile_id, wanted)
+        markers: dict[str, str] = {}
+        for qrow in sorted(store.query_rows(session, matching), key=lambda r: r.id or 0):
+            marker = markers.setdefault(qrow.query, query_marker(record.id, len(markers) + 1))
+            qrow.query = marker
+            session.add(qrow)
+            session.flush()
+            self.outbox.query_logged(session, qrow)
+        record.queries = len(matching)
+        session.add(record)
+        session.flush()
+        return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=False,
+                               record=record_dict(record), queries=len(matching), revisions=len(revisions),
+                               vector_dropped=dropped)
+
+    def _purge(self) -> list[str]:
+        """Old page images: SQLite folds the WAL into the file (secure_delete zeroed the old cells) and truncates
+        it; PostgreSQL keeps dead row versions until VACUUM (README, "Redaction")."""
+        if self.db.dialect != "sqlite":
+            return ["PostgreSQL keeps the old row versions until VACUUM: run VACUUM FULL on facts, "
+                    "fact_revisions and query_log (README: Redaction); WAL archives and backups still hold them"]
+        raw = self.db.engine.raw_connection()
+        try:
+            busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            raw.close()
+        if busy:
+            return ["the WAL could not be checkpointed (another process is reading the database): old page "
+                    "images stay in memory.db-wal until the next checkpoint; stop `memory serve` and run "
+                    "`memory redact` again to finish"]
+        return []
