@@ -9,6 +9,7 @@ settings and RSS figures are not shared:
 - the service's load (the shipped graph template + weights, checked), per thread count;
 - one graph file with the weights inside (what the service built and cached before the template shipped),
   for before/after query speed in the same run; needs the `onnx` package (test extra), else skipped;
+- the two side by side in one process, query by query in turn (the fairest before/after on a shared box);
 - --old-graph FILE: another ONNX file with the same inputs, e.g. the torch export the service made before
   (a `<data dir>/models/all-MiniLM-L6-v2-*.onnx` written by older versions), timed by the same encoder;
 - torch (MEMORY_EMBEDDER_RUNTIME=torch), only where torch and sentence-transformers are installed.
@@ -155,8 +156,30 @@ def load_encoder(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
                              "model_load_s": status.get("load_seconds")}
 
 
+def interleaved(args: argparse.Namespace) -> dict[str, Any]:
+    """Shipped graph vs one file with the weights inside, in one process, each query on both in turn."""
+    from service.embedding.encoder_graph import open_encoder
+    from service.embedding.model_files import locate
+
+    shipped = open_encoder(locate(None), args.threads)
+    args.mode = "full-graph"
+    inside, _ = load_encoder(args)
+    queries = make_queries(args.queries)
+    shipped.encode(queries[:5]), inside.encode(queries[:5])  # warm-up
+    times: dict[str, list[float]] = {"shipped": [], "inside": []}
+    for query in queries:
+        for name, encoder in (("shipped", shipped), ("inside", inside)):
+            started = time.perf_counter()
+            encoder.encode([query])
+            times[name].append(time.perf_counter() - started)
+    return {name: latency_summary(samples) for name, samples in times.items()}
+
+
 def worker(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
+
+    if args.mode == "interleaved":
+        return interleaved(args)
 
     started = time.perf_counter()
     encoder, facts_about = load_encoder(args)
@@ -299,6 +322,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for threads in thread_counts:
                 print_run(f"threads={threads} weights inside", run_worker("full-graph", args, threads, data_dir))
+            for threads in thread_counts:
+                r = run_worker("interleaved", args, threads, data_dir)
+                print(f"  threads={threads} in turn, one process     query p50 shipped graph {r['shipped']['p50_ms']:.2f} ms,"
+                      f" weights inside {r['inside']['p50_ms']:.2f} ms (p95 {r['shipped']['p95_ms']:.2f} /"
+                      f" {r['inside']['p95_ms']:.2f} ms)")
         if args.old_graph:
             print(f"Another graph: {args.old_graph}")
             for threads in thread_counts:

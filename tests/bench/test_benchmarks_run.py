@@ -36,6 +36,7 @@ def test_retrieval_runs() -> None:
 def test_embedder_bench_runs() -> None:
     out = run("bench/embedder.py", "--queries", "5", "--docs", "8", "--threads", "1")
     assert "threads=1 shipped graph" in out and "threads=1 weights inside" in out  # before/after, one run
+    assert "threads=1 in turn, one process" in out
     assert "vs sentence-transformers fixture: max |diff|" in out
     assert "fresh data dir" in out and "second start, same data dir" in out and "ready after" in out
 
