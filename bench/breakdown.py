@@ -44,13 +44,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.search_latency import FactMaker, make_queries, seed_facts  # noqa: E402
+from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
+from bench.lib.seeding import seed_facts  # noqa: E402
+from bench.lib.server import running  # noqa: E402
 from service.api.app import create_app  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
 from service.domain import search as domain_search  # noqa: E402
 from service.mcp.server import MemoryMCPServer  # noqa: E402
-from tests.support.server import running  # noqa: E402
 
 CLIENT = r"""
 import json, sys, time, httpx

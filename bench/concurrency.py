@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,13 +31,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.search_latency import FactMaker, make_queries  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
+from bench.lib.postgres import free_port  # noqa: E402
 
 
 def memory(*args: str, env: dict[str, str]) -> str:

@@ -43,6 +43,7 @@ import sqlalchemy as sa  # noqa: E402
 from sqlalchemy import insert  # noqa: E402
 
 from service.config import Settings  # noqa: E402
+from service.contract import KINDS  # noqa: E402
 from service.container import build_database  # noqa: E402
 from service.domain import gaps  # noqa: E402
 from service.domain.gap_report import GapReport  # noqa: E402
@@ -56,7 +57,6 @@ from service.store.tables import FactRow, QueryLogResult, QueryLogRow, QueryLogT
 LABELLED = ROOT / "bench" / "data" / "gaps" / "labelled.jsonl"
 DAYS = 365
 CHUNK = 5000
-KINDS = ("user", "preference", "project", "reference", "research", "decision")
 SUBJECTS = ["billing-service", "auth-service", "payments api", "mobile app", "web frontend", "data pipeline",
             "search indexer", "ci pipeline", "staging cluster", "notification worker", "admin console",
             "reporting job", "feature flags", "rate limiter", "session store", "export service", "gateway",
@@ -300,22 +300,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _postgres(args: argparse.Namespace, data_dir: Path, run: Callable[..., list[dict[str, Any]]]
               ) -> list[dict[str, Any]]:
-    from tests.support import postgres
+    from bench.lib.postgres import throwaway_database
 
-    cluster = postgres.from_env()
-    started = None
-    if cluster is None:
-        try:
-            cluster = started = postgres.start_cluster()
-        except postgres.PostgresUnavailable as exc:
-            print(f"\n[postgres] skipped: {exc}")
-            return []
-    try:
-        return run("postgres", postgres.fresh_database(cluster.url, f"bench_gaps_{uuid.uuid4().hex[:8]}"), args,
-                   data_dir)
-    finally:
-        if started is not None:
-            started.stop()
+    with throwaway_database(f"bench_gaps_{uuid.uuid4().hex[:8]}") as url:
+        return run("postgres", url, args, data_dir) if url else []
 
 
 if __name__ == "__main__":

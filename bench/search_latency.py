@@ -2,24 +2,23 @@
 
 For each size N (--sizes), in a fresh SQLite data directory:
 1. build the services (embedded search, MiniLM or no embedder) and load the model before any timing;
-2. seed N facts FAST: varied fact texts generated from templates and vocabulary (decisions, preferences,
-   deployments, runbooks, benchmarks, people, config), embedded in batches with embed_documents, then bulk
-   INSERTed into facts / fact_tags / fact_vectors with change_seq set and profiles.fact_seq bumped, so the
-   embedded index picks them up exactly as if they had been written one by one;
+2. seed N facts FAST (bench/lib/seeding.py): varied fact texts from bench/lib/corpus.py, embedded in
+   batches, then bulk INSERTed so the embedded index picks them up exactly as if written one by one;
 3. start `memory serve` in its own process on a loopback port (as deployed; it loads the model and warms
    the index in the background, and the bench waits for /readyz), or with --server thread a uvicorn server
    in a thread of this process (the client then shares the server's GIL), and talk to /mcp/{profile} with
-   the MCP SDK's own streamable-HTTP client (tests/support/mcp_client.py), bearer token included -- or,
+   the MCP SDK's own streamable-HTTP client (bench/lib/mcp.py), bearer token included -- or,
    with --client raw, plain JSON-RPC POSTs on one keep-alive connection (what the server costs, without
    the SDK client's own per-call work);
 4. time, client-side, per call: the first search (it builds the profile's in-process index: FTS5 + vector
    matrix), --queries mostly distinct searches (a keyword / question / off-topic mix, so the query-vector
    cache does not hide the model's cost), a repeated-query run (a few queries over and over: cache hits),
    and --writes memory_write calls;
-5. split a search's server-side time in-process over the same queries, by calling the parts the service
-   calls (nothing in the service is instrumented): embed_query (cache emptied first), index sync, lexical
-   (term_counts: one FTS5 query per term; bm25 of the facts passing the match rule; top-k), vector (cosine over the matrix + threshold + top-k), fusion, hydration of
-   the hits from the store, the query-log write; plus SearchService.search end to end in-process.
+5. split a search's server-side time in-process over the same queries, by calling the steps the service
+   calls (service.search.embedded.ranking; nothing in the service is instrumented): embed_query (cache
+   emptied first), index sync, lexical (term_counts: one FTS5 query per term; bm25 of the facts passing the
+   match rule; top-k), vector (cosine over the matrix + threshold + top-k), fusion, hydration of the hits
+   from the store, the query-log write; plus SearchService.search end to end in-process.
 RSS (VmRSS, and the VmHWM peak) of this process is printed after seeding, after the first search and after
 all calls. The server runs in a thread of this process, so RSS covers model + index + server + client.
 
@@ -37,18 +36,13 @@ never asserted.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
-import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime, timedelta, timezone
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,349 +50,26 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
-import httpx  # noqa: E402
 import numpy as np  # noqa: E402
-import sqlalchemy as sa  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
+from bench.lib.mcp import call, mcp_client, raw_client  # noqa: E402
+from bench.lib.measure import console, rss, stats_ms  # noqa: E402
+from bench.lib.seeding import seed_facts  # noqa: E402
+from bench.lib.server import running, served  # noqa: E402
 from service.api.app import create_app  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import Services, build_services  # noqa: E402
-from service.domain.facts import embedding_text  # noqa: E402
+from service.domain.models import ProfileRef  # noqa: E402
 from service.domain.ports import SearchRequest  # noqa: E402
-from service.domain.profiles import ProfileRef  # noqa: E402
 from service.search import lexical  # noqa: E402
-from service.search.fusion import fuse  # noqa: E402
-from service.store import repository as repo  # noqa: E402
-from service.store.tables import FactRow, FactTag, FactVector, Profile  # noqa: E402
-from tests.support.mcp_client import call, mcp_client  # noqa: E402
-from tests.support.postgres import free_port  # noqa: E402
-from tests.support.server import running  # noqa: E402
+from service.search.embedded import ranking  # noqa: E402
 
-console = Console(highlight=False, width=132)
-
-EMBED_BATCH = 256
-INSERT_CHUNK = 2000
 SEARCH_TARGET = {10_000: (15.0, 40.0)}  # facts -> (p50, p95) ms for memory_search
-
-# --- vocabulary -------------------------------------------------------------------------------------
-
-SERVICES = ["billing-service", "auth-service", "payments-api", "checkout", "ledger", "notification-worker",
-            "search-indexer", "web-frontend", "mobile-app", "admin-console", "reporting-job", "export-service",
-            "api-gateway", "rate-limiter", "session-store", "scheduler", "inventory-sync", "email-sender",
-            "pdf-renderer", "image-resizer", "feature-flags", "audit-log", "user-profile", "recommender",
-            "fraud-detector", "data-warehouse", "etl-pipeline", "ml-trainer", "metrics-collector", "log-shipper",
-            "sso-bridge", "webhook-dispatcher", "cart-service", "pricing-engine", "tax-calculator",
-            "shipping-service", "support-portal", "chat-widget", "status-page", "geo-lookup"]
-TOOLS = ["Postgres 15", "PostgreSQL 16", "MySQL 8", "Redis", "Memcached", "Kafka", "RabbitMQ", "NATS", "SQS",
-         "S3", "MinIO", "OpenSearch", "Elasticsearch", "ClickHouse", "DuckDB", "SQLite", "pytest", "tox", "nox",
-         "ruff", "black", "mypy", "pyright", "uv", "poetry", "Docker", "Podman", "Kubernetes", "Helm", "Argo CD",
-         "Terraform", "Pulumi", "Ansible", "GitHub Actions", "GitLab CI", "Jenkins", "Buildkite", "Sentry",
-         "Datadog", "Grafana", "Prometheus", "Loki", "OpenTelemetry", "Jaeger", "Celery", "Temporal", "Airflow",
-         "dbt", "FastAPI", "Django", "Flask", "gRPC", "GraphQL", "nginx", "Envoy", "Traefik", "Vault", "Bazel"]
-AREAS = ["job queue", "session cache", "primary database", "search index", "object storage", "CI runner",
-         "metrics backend", "tracing", "secrets management", "deploy pipeline", "feature flag store",
-         "message bus", "read replica", "rate limiting", "schema migrations", "test runner", "type checking",
-         "linting", "packaging", "log aggregation"]
-REASONS = ["cold starts exceeded two seconds", "the old client leaked connections under load",
-           "licence costs doubled at renewal", "tests were flaky on shared runners", "p99 latency regressed by 40%",
-           "the vendor ended support", "we needed row-level security", "memory grew without bound",
-           "migrations locked hot tables for minutes", "on-call pages tripled last quarter",
-           "the team already knew it well", "it halves the build time", "audit asked for encryption at rest",
-           "replication lag hid writes from readers", "it runs the same way on laptops and in CI"]
-FOLLOWUPS = ["Revisit after the Q3 load test.", "Keep the old path behind a flag for one release.",
-             "Do not reintroduce the previous setup without a design review.", "Document changes in the ADR folder.",
-             "The migration script lives in scripts/migrate_{slug}.py.", "Owner signs off on any rollback.", ""]
-TEAMS = ["platform", "payments", "growth", "data", "mobile", "infra", "security", "search", "identity", "billing",
-         "checkout", "support"]
-PEOPLE = ["Amira", "Bastien", "Chen", "Dagny", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jana", "Kofi", "Lena",
-          "Mateus", "Nadia", "Oskar", "Priya", "Quentin", "Rosa", "Sven", "Tomoko", "Ugo", "Vera", "Wiktor",
-          "Ximena", "Yusuf", "Zofia"]
-ROLES = ["tech lead", "staff engineer", "engineering manager", "SRE", "product manager", "security champion",
-         "data engineer", "release captain"]
-CITIES = [("Lisbon", "UTC+0"), ("Berlin", "UTC+1"), ("Nairobi", "UTC+3"), ("Pune", "UTC+5:30"),
-          ("Osaka", "UTC+9"), ("Toronto", "UTC-5"), ("Austin", "UTC-6"), ("Seattle", "UTC-8"),
-          ("Warsaw", "UTC+1"), ("Sao Paulo", "UTC-3")]
-COMMS = ["short written reviews", "a call before large refactors", "async comments on the PR", "pairing sessions",
-         "bullet-point summaries", "diagrams over prose"]
-ACTIVITIES = ["formatting", "dependency management", "local databases", "integration tests", "type checking",
-              "commit messages", "branch naming", "API clients", "task runners", "log output"]
-STYLE_NOTES = ["always pin exact versions", "never auto-fix in pre-commit", "run it before pushing",
-               "keep the config in pyproject.toml", "tabs are not acceptable", "prefers small focused commits",
-               "wants a changelog entry per PR", "dislikes global installs"]
-INCIDENTS = ["disk full", "stuck consumer group", "certificate expiry", "connection pool exhaustion",
-             "replica lag", "OOM kills", "DNS failures", "queue backlog", "expired API key", "hot partition",
-             "slow queries", "failed deploy rollback"]
-INFRA = ["the prod-eu-1 EKS cluster", "the staging-us GKE cluster", "bare-metal rack B7", "Cloud Run",
-         "ECS Fargate", "Hetzner AX102 boxes", "a single t3.large", "the shared Nomad cluster"]
-CIS = ["GitHub Actions", "GitLab CI", "Argo CD", "Jenkins", "Buildkite", "Spinnaker"]
-TICKET_PREFIX = ["JIRA", "OPS", "PAY", "SEC", "DATA", "INC", "PLAT"]
-OBS = ["Grafana", "Datadog", "Kibana", "Honeycomb", "New Relic"]
-
-# Off-topic vocabulary: nothing of it appears in the facts.
-DISHES = ["risotto", "ramen", "shakshuka", "paella", "goulash", "falafel", "pho", "lasagna", "ceviche", "biryani",
-          "pierogi", "tagine"]
-INGREDIENTS = ["saffron", "mushrooms", "chickpeas", "lemongrass", "paprika", "spinach", "tofu", "pumpkin",
-               "anchovies", "coconut milk"]
-HOBBIES = ["repot a monstera", "tune a ukulele", "wax cross-country skis", "train a sourdough starter",
-           "clean a cast-iron pan", "knit a cable sweater", "fold a paper crane", "brew cold-brew coffee",
-           "sharpen a chisel", "patch a bicycle tube"]
-PLACES = ["Patagonia", "the Dolomites", "Kyoto", "Iceland", "Sardinia", "the Scottish Highlands", "Banff",
-          "the Atacama desert", "Zanzibar", "Tasmania"]
-MONTHS = ["January", "March", "May", "July", "September", "November"]
-
-
-def pick(rng: random.Random, items: list[Any]) -> Any:
-    return items[rng.randrange(len(items))]
-
-
-class FactMaker:
-    """Varied, realistic fact texts; remembers identifiers so keyword queries can hit real facts."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.tickets: list[str] = []
-        self.env_vars: list[str] = []
-
-    def ticket(self) -> str:
-        t = f"{pick(self.rng, TICKET_PREFIX)}-{self.rng.randrange(100, 9999)}"
-        self.tickets.append(t)
-        return t
-
-    def date(self) -> str:
-        return (datetime(2024, 1, 1) + timedelta(days=self.rng.randrange(900))).strftime("%Y-%m-%d")
-
-    def make(self) -> dict[str, Any]:
-        r, kind = self.rng, self.rng.choices(
-            ["decision", "preference", "project", "reference", "research", "user", "config"],
-            [0.25, 0.1, 0.2, 0.15, 0.1, 0.05, 0.15])[0]
-        svc, team = pick(r, SERVICES), pick(r, TEAMS)
-        tool, tool2 = r.sample(TOOLS, 2)
-        area = pick(r, AREAS)
-        tags = [svc]
-        if kind == "decision":
-            tk = self.ticket()
-            title = f"{svc}: {tool} for the {area}"
-            follow = pick(r, FOLLOWUPS).format(slug=svc.replace("-", "_"))
-            text = (f"Decided in {tk} ({self.date()}): {svc} moves its {area} from {tool2} to {tool} because "
-                    f"{pick(r, REASONS)}. {follow}").strip()
-            tags.append("adr")
-        elif kind == "preference":
-            title = f"Prefers {tool} over {tool2} for {pick(r, ACTIVITIES)}"
-            text = f"The user prefers {tool} over {tool2} for {pick(r, ACTIVITIES)}; {pick(r, STYLE_NOTES)}."
-            tags = ["style"]
-        elif kind == "project":
-            title = f"How {svc} is deployed"
-            text = (f"{svc} runs on {pick(r, INFRA)} and is deployed by {pick(r, CIS)} from the "
-                    f"{pick(r, ['main', 'release', 'trunk', 'deploy'])} branch; owners: the {team} team, on-call "
-                    f"rotation in #{team}-oncall. Its {area} uses {tool}.")
-            tags.append(team)
-        elif kind == "reference":
-            inc = pick(r, INCIDENTS)
-            title = f"{svc} runbook: {inc}"
-            text = (f"Runbook for {inc} on {svc}: https://wiki.internal/{team}/runbooks/{svc}-{inc.replace(' ', '-')}"
-                    f". Dashboards in {pick(r, OBS)}; escalate to {pick(r, PEOPLE)} ({team}).")
-            tags += ["runbook", team]
-        elif kind == "research":
-            n, n2 = r.randrange(500, 60000), r.randrange(500, 60000)
-            title = f"{tool} vs {tool2} for the {area}"
-            text = (f"Benchmark on {self.date()} on {pick(r, INFRA)}: {tool} sustained {n} req/s at p99 "
-                    f"{r.randrange(2, 900)} ms; {tool2} reached {n2} req/s at p99 {r.randrange(2, 900)} ms with the "
-                    f"same {area} workload.")
-            tags = ["benchmark"]
-        elif kind == "user":
-            person, (city, tz) = pick(r, PEOPLE), pick(r, CITIES)
-            title = f"{person}, {pick(r, ROLES)} ({team})"
-            text = f"{person} is a {pick(r, ROLES)} on the {team} team, works from {city} ({tz}), prefers {pick(r, COMMS)}."
-            tags = [team]
-        else:  # config
-            var = f"{svc.upper().replace('-', '_')}_{pick(r, ['TIMEOUT_MS', 'POOL_SIZE', 'MAX_RETRIES', 'CACHE_TTL', 'BATCH_SIZE', 'WORKERS'])}"
-            self.env_vars.append(var)
-            title = f"{var} setting"
-            text = (f"{svc} reads {var} (default {r.choice([5, 10, 30, 64, 250, 1000, 3000])}); production overrides "
-                    f"it to {r.choice([2, 20, 60, 128, 500, 2000, 10000])} in the {pick(r, INFRA)} values file. "
-                    f"Changing it needs a restart of the {area} workers.")
-            tags.append("config")
-            kind = "project"
-        return {"title": title[:200], "text": text, "kind": kind, "tags": sorted(set(tags))}
-
-
-def make_queries(maker: FactMaker, n: int, seed: int) -> list[tuple[str, str]]:
-    """n distinct (style, query): ~45% keyword, ~35% question, ~20% off-topic."""
-    r = random.Random(seed)
-    out: dict[str, str] = {}
-    while len(out) < n:
-        style = r.choices(["keyword", "question", "offtopic"], [0.45, 0.35, 0.2])[0]
-        svc, tool, area = pick(r, SERVICES), pick(r, TOOLS), pick(r, AREAS)
-        if style == "keyword":
-            form = r.randrange(6)
-            if form == 0 and maker.tickets:
-                q = pick(r, maker.tickets)
-            elif form == 1 and maker.env_vars:
-                q = pick(r, maker.env_vars)
-            elif form == 2:
-                q = f"{svc} {tool}"
-            elif form == 3:
-                q = f"{svc} runbook {pick(r, INCIDENTS)}"
-            elif form == 4:
-                q = f"{tool} {area}"
-            else:
-                q = f"{pick(r, PEOPLE)} {pick(r, TEAMS)} team"
-        elif style == "question":
-            q = pick(r, [
-                f"why did {svc} move its {area} to {tool}?",
-                f"who owns {svc} and where is its on-call channel?",
-                f"how is {svc} deployed?",
-                f"what does the user prefer for {pick(r, ACTIVITIES)}?",
-                f"which throughput did {tool} reach in the {area} benchmark?",
-                f"what should I do when {svc} has {pick(r, INCIDENTS)}?",
-                f"which timeout does {svc} use in production?",
-                f"is {tool} still used for the {area}?",
-            ])
-        else:
-            q = pick(r, [
-                f"{pick(r, DISHES)} recipe with {pick(r, INGREDIENTS)}",
-                f"how to {pick(r, HOBBIES)}",
-                f"best time to visit {pick(r, PLACES)} in {pick(r, MONTHS)}",
-                f"{pick(r, DISHES)} wine pairing for {r.randrange(2, 12)} guests",
-            ])
-        out.setdefault(q, style)
-    return [(style, q) for q, style in out.items()]
-
-
-# --- measurement helpers ----------------------------------------------------------------------------
-
-
-def rss(pid: int | str = "self") -> tuple[float, float]:
-    """(VmRSS, VmHWM) in MB of this process or of another one."""
-    values = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            values[key] = int(rest.split()[0]) / 1024
-    return values.get("VmRSS", float("nan")), values.get("VmHWM", float("nan"))
-
-
-def stats_ms(samples: list[float]) -> dict[str, float]:
-    if not samples:
-        return {"n": 0, "p50": float("nan"), "p95": float("nan"), "mean": float("nan"), "max": float("nan")}
-    ms = sorted(s * 1000 for s in samples)
-    return {"n": len(ms), "p50": statistics.median(ms), "p95": ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))],
-            "mean": statistics.fmean(ms), "max": ms[-1]}
-
-
-def advance(progress: Progress, task: Any, k: int) -> None:
-    """Advance a rich progress bar; without a terminal (output to a file) also log every 10%."""
-    before = next(t for t in progress.tasks if t.id == task)
-    done_before, total = before.completed, before.total or 1
-    progress.advance(task, k)
-    if not console.is_terminal and int(10 * (done_before + k) / total) > int(10 * done_before / total):
-        console.print(f"  {before.description}: {int(done_before + k):,}/{int(total):,} "
-                      f"({before.elapsed or 0:.0f}s)")
-
-
-def set_torch_threads(n: int) -> None:
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(n)
-
-
-# --- seeding ------------------------------------------------------------------------------------------
-
-
-def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker, seed_threads: int) -> dict[str, float]:
-    facts = [maker.make() for _ in range(n)]
-    now = datetime.now(timezone.utc)
-    rng = random.Random(n)
-    embedder = services.embedder
-    vectors: np.ndarray | None = None
-    timings: dict[str, float] = {}
-    progress = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console, transient=False)
-    with progress:
-        if embedder.enabled:
-            set_torch_threads(seed_threads)
-            task = progress.add_task("embedding facts", total=n)
-            started = time.perf_counter()
-            parts = []
-            for i in range(0, n, EMBED_BATCH):
-                batch = facts[i:i + EMBED_BATCH]
-                parts.append(embedder.embed_documents([embedding_text(f["title"], f["text"]) for f in batch]))
-                advance(progress, task, len(batch))
-            vectors = np.concatenate(parts) if parts else None
-            timings["embed_s"] = time.perf_counter() - started
-            set_torch_threads(services.settings.torch_threads)
-        task = progress.add_task("inserting rows", total=n)
-        started = time.perf_counter()
-        with services.db.read() as session:
-            base_id = int(session.execute(sa.select(sa.func.coalesce(sa.func.max(FactRow.id), 0))).scalar_one())
-            base_seq = int(session.execute(sa.select(Profile.fact_seq).where(Profile.id == profile.id)).scalar_one())
-        for start in range(0, n, INSERT_CHUNK):
-            fact_rows, tag_rows, vec_rows = [], [], []
-            for i in range(start, min(n, start + INSERT_CHUNK)):
-                f = facts[i]
-                fid = base_id + i + 1
-                created = now - timedelta(days=rng.randrange(400), seconds=rng.randrange(86400))
-                status = rng.choices(("active", "retired", "superseded"), (0.9, 0.05, 0.05))[0]
-                retired = created + timedelta(seconds=1) if status == "retired" else None
-                fact_rows.append({
-                    "id": fid, "profile_id": profile.id, "uid": f"f_seed{fid:08d}", "title": f["title"],
-                    "text": f["text"], "kind": f["kind"], "tags": f["tags"], "status": status, "created_at": created,
-                    "updated_at": retired or created, "retired_at": retired,
-                    "retire_reason": "no longer true" if retired else None,
-                    "superseded_by": f"f_seed{fid + 1:08d}" if status == "superseded" else None,
-                    "created_day": created.date(), "retired_day": retired.date() if retired else None,
-                    "change_seq": base_seq + i + 1,
-                })
-                for t in f["tags"]:
-                    tag_rows.append({"fact_id": fid, "tag": t, "profile_id": profile.id, "current": True,
-                                     "active": status == "active"})
-                if vectors is not None:
-                    vec_rows.append({"fact_id": fid, "profile_id": profile.id, "model": embedder.model_id,
-                                     "dim": int(vectors.shape[1]), "vector": vectors[i].astype(np.float32).tobytes(),
-                                     "created_at": now})
-            with services.db.write() as session:
-                session.execute(sa.insert(FactRow), fact_rows)
-                session.execute(sa.insert(FactTag), tag_rows)
-                if vec_rows:
-                    session.execute(sa.insert(FactVector), vec_rows)
-            advance(progress, task, len(fact_rows))
-        with services.db.write() as session:
-            session.execute(sa.update(Profile).where(Profile.id == profile.id).values(fact_seq=base_seq + n))
-        timings["insert_s"] = time.perf_counter() - started
-    del facts, vectors
-    gc.collect()
-    return timings
 
 
 # --- the MCP run ----------------------------------------------------------------------------------------
-
-
-class RawMCP:
-    """MCP tool calls as plain JSON-RPC POSTs to /mcp/{profile} on one keep-alive connection: the HTTP
-    requests the SDK's client sends (the server is stateless: no session to open first), without the
-    client's own per-call machinery -- so the figures are the server's, plus one loopback round trip."""
-
-    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
-        self.http, self.url, self.next_id = http, url, 0
-
-    async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        self.next_id += 1
-        request = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                   "params": {"name": tool, "arguments": arguments}}
-        response = await self.http.post(self.url, json=request)
-        result = response.json()["result"]
-        assert not result.get("isError"), result
-        return dict(result["structuredContent"])
-
-
-@asynccontextmanager
-async def raw_client(base_url: str, profile: str, token: str) -> AsyncIterator[RawMCP]:
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-               "MCP-Protocol-Version": "2025-06-18"}
-    async with httpx.AsyncClient(headers=headers, timeout=60) as http:
-        yield RawMCP(http, f"{base_url}/mcp/{profile}")
 
 
 async def mcp_run(base_url: str, profile: str, token: str, queries: list[tuple[str, str]], repeated: int,
@@ -455,11 +126,13 @@ async def timed_calls(invoke: Callable[..., Awaitable[dict[str, Any]]], queries:
     return out
 
 
+
 # --- the in-process split ------------------------------------------------------------------------------
 
 
 def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]]) -> dict[str, list[float]]:
-    """Time the parts of one search in-process (same steps as EmbeddedSearch._search and SearchService)."""
+    """Time the steps of one search in-process: the ranking steps EmbeddedSearch._search calls
+    (service.search.embedded.ranking), then the rest of SearchService.search."""
     backend: Any = services.backend  # the embedded backend; its internals are timed directly
     embedder, settings = services.embedder, services.settings
     if not hasattr(backend, "_synced"):
@@ -471,6 +144,8 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
         "embed", "sync", "filter", "lexical", "  lexical: term_counts", "  lexical: bm25 + top-k", "vector", "fusion",
         "rank total (_search)", "hydrate", "log write",
         "domain search (cached embed)")}
+    depth = settings.fusion_depth
+    weights = ranking.fusion_weights(embedder.enabled, settings.lexical_weight, settings.vector_weight)
     for _, q in queries:
         t0 = time.perf_counter()
         vector = embedder.embed_query(q) if embedder.enabled else None
@@ -486,28 +161,15 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
             passes = index.filter_mask(None, ())
             active = passes & index.active[:n]
             t1 = time.perf_counter()
-            need = lexical.required_terms(len(terms))
-            lexical_ok = index.term_counts(terms) >= need if terms else np.zeros(n, dtype=bool)
+            counts = ranking.term_counts(index, terms)
             t_counts = time.perf_counter()
-            lex_rows = np.nonzero(active & lexical_ok)[0]
-            lex_scores = index.bm25(terms, lex_rows)
-            best = np.argsort(-lex_scores, kind="stable")[: settings.fusion_depth]
-            lex_top = {int(lex_rows[i]): float(lex_scores[i]) for i in best}
+            words = ranking.lexical_pass(index, terms, counts, active, depth)
             t2 = time.perf_counter()
-            vec_top: dict[int, float] = {}
-            if vector is not None:
-                sims = index.similarities(vector)
-                if sims is not None:
-                    vector_ok = sims >= settings.min_similarity
-                    vec_rows = np.nonzero(active & vector_ok)[0]
-                    order = vec_rows[np.argsort(-sims[vec_rows], kind="stable")][: settings.fusion_depth]
-                    vec_top = {int(r): float(sims[r]) for r in order}
-                    int((active & (lexical_ok | vector_ok)).sum())  # matched_count
+            sims = index.similarities(vector) if vector is not None else None
+            meaning = ranking.vector_pass(sims, n, active, settings.min_similarity, depth)
+            int((active & (words.matched | meaning.matched)).sum())  # matched_count
             t3 = time.perf_counter()
-            if embedder.enabled:
-                fuse([lex_top, vec_top], [settings.lexical_weight, settings.vector_weight])[:8]
-            else:
-                fuse([lex_top], [1.0])[:8]
+            ranking.fused(words.top, meaning.top, embedder.enabled, weights, 8)
             t4 = time.perf_counter()
             request = SearchRequest(profile_id=profile.id, profile=profile.name, query=q, limit=8, kind=None,
                                     tags=(), vector=vector)
@@ -521,12 +183,7 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
         parts["fusion"].append(t4 - t3)
         parts["rank total (_search)"].append(t5 - t4)
         t0 = time.perf_counter()
-        with services.db.read() as session:
-            rows = repo.fact_rows_by_uid(session, profile.id, [h.uid for h in found.hits])
-        from service.domain.models import ScoredFact
-
-        scored = [ScoredFact(fact=repo.to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
-                  for h in found.hits if h.uid in rows]
+        scored = services.search.hydrate(profile, found)
         t1 = time.perf_counter()
         services.query_log.record(profile, request=request, found=found, returned=scored, latency_ms=0.0)
         t2 = time.perf_counter()
@@ -541,40 +198,14 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
 # --- driver ----------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def served(data_dir: Path, args: argparse.Namespace) -> Iterator[tuple[str, int]]:
-    """`memory serve` in its own process (as deployed): the client does not share its GIL. Waits until the
-    embedder is loaded and the search index is warm, so the timings are those of a running service."""
-    port = free_port()
-    env = {**os.environ, "MEMORY_DATA_DIR": str(data_dir), "MEMORY_EMBEDDER": args.embedder,
-           "MEMORY_PORT": str(port), "MEMORY_SEARCH": args.search}
+def serve_env(args: argparse.Namespace) -> dict[str, str]:
+    """The MEMORY_* variables of the served process."""
+    env = {"MEMORY_EMBEDDER": args.embedder, "MEMORY_SEARCH": args.search}
     if args.threads:
         env["MEMORY_TORCH_THREADS"] = str(args.threads)
     if args.search == "opensearch":
         env["MEMORY_OPENSEARCH_URL"] = args.opensearch_url
-    proc = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 180
-        while True:
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("memory serve did not become ready")
-            try:
-                ready = httpx.get(f"{base_url}/readyz", timeout=2).json()
-                checks = ready["checks"]
-                search = checks["search"]
-                warm = search.get("profiles_loaded") if args.search == "embedded" else (
-                    search.get("state") == "ready" and search.get("profiles_ready"))  # indices built and backfilled
-                if checks["embedder"]["state"] in ("ready", "disabled") and warm:
-                    break
-            except (httpx.HTTPError, KeyError, ValueError):
-                pass
-            time.sleep(0.2)
-        yield base_url, proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    return env
 
 
 def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -613,7 +244,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                     mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes, args.client)
                 result["rss_after_calls"] = rss()
             else:
-                with served(Path(tmp), args) as (base_url, pid):
+                with served(Path(tmp), serve_env(args), warm_search=args.search) as (base_url, pid):
                     mcp = anyio.run(mcp_run, base_url, "bench", token, queries, args.repeated, writes, args.client)
                     result["server_rss"] = rss(pid)
                 result["rss_after_calls"] = result["server_rss"]

@@ -16,7 +16,7 @@ chunks), not through the per-search code path:
 - facts / fact_tags: a few thousand facts over the same 400 days (active, retired, superseded).
 
 PostgreSQL: TEST_DATABASE_URL if set (a server you run; a fresh database is created on it), else a
-throwaway cluster from the local binaries (tests/support/postgres.py). After seeding it runs VACUUM ANALYZE,
+throwaway cluster from the local binaries (bench/lib/postgres.py). After seeding it runs VACUUM ANALYZE,
 the steady state autovacuum reaches on an insert-mostly table. SQLite is left as the service leaves it
 (no ANALYZE), unless --sqlite-analyze.
 
@@ -48,6 +48,7 @@ from sqlalchemy import event, insert  # noqa: E402
 
 from service import clock  # noqa: E402
 from service.config import Settings  # noqa: E402
+from service.contract import KINDS  # noqa: E402
 from service.container import build_database  # noqa: E402
 from service.domain.profiles import ProfileRef, ProfileService  # noqa: E402
 from service.domain.querylog import QueryLog  # noqa: E402
@@ -61,7 +62,6 @@ DISTINCT_QUERIES = 3000
 FACTS_REFERENCED = 2000
 TAGS = 50
 CHUNK = 5000
-KINDS = ("user", "preference", "project", "reference", "research", "decision")
 WINDOWS = (30, 365)
 
 SUBJECTS = ["billing-service", "auth-service", "payments api", "mobile app", "web frontend", "data pipeline",
@@ -380,22 +380,11 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="bench-summary-") as tmp:
             results += run_one("sqlite", f"sqlite:///{Path(tmp) / 'memory.db'}", args)
     if args.db in ("postgres", "both"):
-        from tests.support import postgres
+        from bench.lib.postgres import throwaway_database
 
-        cluster = postgres.from_env()
-        started = None
-        if cluster is None:
-            try:
-                cluster = started = postgres.start_cluster()
-            except postgres.PostgresUnavailable as exc:
-                print(f"\n[postgres] skipped: {exc}")
-        if cluster is not None:
-            try:
-                url = postgres.fresh_database(cluster.url, f"bench_summary_{uuid.uuid4().hex[:8]}")
+        with throwaway_database(f"bench_summary_{uuid.uuid4().hex[:8]}") as url:
+            if url is not None:
                 results += run_one("postgres", url, args)
-            finally:
-                if started is not None:
-                    started.stop()
     if results:
         print_table(results, args.rows, args.target_ms)
     return 0

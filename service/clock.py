@@ -26,10 +26,6 @@ def window(days: int, *, end: date | None = None) -> tuple[date, date]:
     return last - timedelta(days=days - 1), last
 
 
-def day_start(day: date) -> datetime:
-    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
-
-
 def day_of(value: datetime) -> date:
     """The UTC calendar day of an aware datetime."""
     return value.astimezone(timezone.utc).date()

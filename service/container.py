@@ -1,24 +1,31 @@
-"""Wiring: the one place that picks the canonical store, search backend and embedder from settings."""
+"""Wiring: the one place that picks the canonical store, search backend and embedder from settings.
+
+Faces (REST, MCP, CLI) and bench/ build what they need here; no other module constructs a backend. The
+heavy imports happen inside the builders, so that `memory serve` can start loading the model (which needs
+only build_embedder) before the web stack and the database layer are imported.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.domain.embed_gate import EmbedGate
-from service.domain.facts import FactService
-from service.domain.gap_report import GapReport
-from service.domain.outbox import Outbox
-from service.domain.ports import Embedder, SearchBackend
-from service.domain.profiles import ProfileService
-from service.domain.querylog import QueryLog
-from service.domain.search import SearchService
-from service.domain.stats import StoreStats
-from service.store import repository as repo
-from service.store.gaps import SqlMissReader
-from service.store.engine import Database
-from service.store.migrate import upgrade
+
+if TYPE_CHECKING:
+    from service.domain.embed_gate import EmbedGate
+    from service.domain.facts import FactService
+    from service.domain.gap_report import GapReport
+    from service.domain.ports import Embedder, SearchBackend
+    from service.domain.profiles import ProfileService
+    from service.domain.querylog import QueryLog
+    from service.domain.search import SearchService
+    from service.domain.stats import StoreStats
+    from service.search.opensearch.maintenance import MirrorMaintenance
+    from service.store.engine import Database
+    from service.store.outbox import Outbox
 
 
 @dataclass
@@ -44,8 +51,10 @@ class Services:
         checks["search"] = self.backend.status()
         checks["embedder"] = dict(self.embedder.status())
         if self.embedder.enabled and checks["database"]["state"] == "ready":
+            from service.store import vectors
+
             with self.db.read() as session:
-                stale = {m: n for m, n in repo.vector_models(session).items() if m != self.embedder.model_id}
+                stale = {m: n for m, n in vectors.models(session).items() if m != self.embedder.model_id}
             if stale:  # the embedder was changed since these vectors were made
                 checks["embedder"]["stale_vectors"] = stale
                 checks["embedder"]["fix"] = "memory reindex --reembed"
@@ -79,35 +88,84 @@ def _embedder_not_ready(status: dict[str, Any]) -> list[str]:
 
 def build_database(settings: Settings) -> Database:
     """Open the canonical store and bring its schema up to date (CLI commands need only this)."""
+    from service.store.engine import Database
+    from service.store.migrate import upgrade
+
     db = Database(settings.resolved_database_url)
     upgrade(db.engine)
     return db
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    from service.embedding.factory import build_embedder as factory
+    """The embedder MEMORY_EMBEDDER names ("minilm" | "openai" | "none"). Cheap: no model is loaded here;
+    call `start()` to load it in the background."""
+    if settings.embedder == "minilm":
+        from service.embedding.minilm import MiniLMEmbedder
 
-    return factory(settings)
+        return MiniLMEmbedder(settings)
+    if settings.embedder == "openai":
+        from service.embedding.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(settings)
+    if settings.embedder == "none":
+        from service.embedding.disabled import DisabledEmbedder
+
+        return DisabledEmbedder()
+    raise ValueError(f"unknown embedder {settings.embedder!r} (expected minilm, openai or none)")
+
+
+def build_outbox(settings: Settings) -> Outbox:
+    """The transactional outbox, enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch)."""
+    from service.store.outbox import Outbox
+
+    return Outbox(enabled=settings.search == "opensearch")
 
 
 def build_backend(
     settings: Settings, db: Database, embedder: Embedder, gate: EmbedGate | None = None
 ) -> SearchBackend:
-    if settings.search == "opensearch":
-        from service.search.opensearch.backend import OpenSearchBackend
-
-        return OpenSearchBackend(settings, db, embedder)
     from service.search.embedded.backend import EmbeddedSearch
 
+    if settings.search == "opensearch":
+        from service.embedding.disabled import DisabledEmbedder
+        from service.search.opensearch.backend import OpenSearchBackend
+
+        # While the cluster is unreachable, searches are answered lexically from the canonical store.
+        fallback = EmbeddedSearch(db, DisabledEmbedder(), settings)
+        return OpenSearchBackend(settings, db, embedder, fallback=fallback)
     return EmbeddedSearch(db, embedder, settings, gate)
 
 
+@contextmanager
+def mirror_maintenance(settings: Settings, db: Database, embedder: Embedder) -> Iterator[MirrorMaintenance | None]:
+    """The OpenSearch mirror's maintenance (reindex, check, sync after an import); None in embedded mode."""
+    if settings.search != "opensearch":
+        yield None
+        return
+    from service.search.opensearch.maintenance import MirrorMaintenance
+
+    mirror = MirrorMaintenance(settings, db, embedder)
+    try:
+        yield mirror
+    finally:
+        mirror.close()
+
+
 def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
+    from service.domain.embed_gate import EmbedGate
+    from service.domain.facts import FactService
+    from service.domain.gap_report import GapReport
+    from service.domain.profiles import ProfileService
+    from service.domain.querylog import QueryLog
+    from service.domain.search import SearchService
+    from service.domain.stats import StoreStats
+    from service.store.gaps import SqlMissReader
+
     db = build_database(settings)
     embedder = embedder or build_embedder(settings)
     gate = EmbedGate(embedder)
     backend = build_backend(settings, db, embedder, gate)
-    outbox = Outbox(enabled=settings.search == "opensearch")
+    outbox = build_outbox(settings)
     query_log = QueryLog(db, outbox)
     return Services(
         settings=settings,

@@ -51,6 +51,13 @@ class BackendUnavailable(MemoryServiceError):
     code = "backend_unavailable"
 
 
+class EmbeddingUnavailable(BackendUnavailable):
+    """The embedder cannot produce vectors right now (not loaded yet, endpoint down, timeout, bad answer).
+
+    The domain catches it and goes on without a vector (a write is embedded later, a search runs degraded);
+    it reaches a face only if a caller does not."""
+
+
 class InvalidDocument(InvalidInput):
     """A document to import breaks rules in one or more places; `problems` lists each (where, field, problem)."""
 

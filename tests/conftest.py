@@ -12,7 +12,7 @@ import pytest
 
 from service.config import Settings
 from service.container import Services, build_services
-from tests.support import postgres
+from bench.lib import postgres
 from tests.support.clusters import osmem, real_opensearch  # noqa: F401 - session fixtures for every folder
 
 

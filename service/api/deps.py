@@ -10,16 +10,16 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service.api.credentials import authorization
 from service.container import Services
-from service.domain.models import PROFILE_NAME
+from service.contract import PROFILE_NAME, PROFILE_NAME_MAX
 from service.domain.profiles import ProfileRef
 
 # Documents the bearer requirement on each route that depends on it (OpenAPI per-route security); the header
 # itself is read by credentials.authorization, which also refuses duplicates.
 BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="A token of the profile in the path.")
 BearerDoc = Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]
-ProfileName = Annotated[str, Path(min_length=1, max_length=63, pattern=PROFILE_NAME.pattern,
-                                  description="Profile name: 1-63 characters of a-z 0-9 _ -, starting with a "
-                                              "letter or digit.")]
+ProfileName = Annotated[str, Path(min_length=1, max_length=PROFILE_NAME_MAX, pattern=PROFILE_NAME.pattern,
+                                  description=f"Profile name: 1-{PROFILE_NAME_MAX} characters of a-z 0-9 _ -, "
+                                              "starting with a letter or digit.")]
 
 
 def services(request: Request) -> Services:

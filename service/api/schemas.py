@@ -7,8 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Kind = Literal["user", "preference", "project", "reference", "research", "decision"]
-Status = Literal["active", "retired", "superseded"]
+from service.contract import BUCKET_LABELS, DAYS_MAX, INACTIVE_SHOWN, KINDS, STATUSES
+
+Kind = Literal[KINDS]  # type: ignore[valid-type]
+Status = Literal[STATUSES]  # type: ignore[valid-type]
 
 
 class ProfileItem(BaseModel):
@@ -52,7 +54,7 @@ class InactiveMatch(BaseModel):
 class QueryRowWithResults(QueryRow):
     results: list[QueryResult]
     inactive_matches: list[InactiveMatch] = Field(
-        description="Retired or superseded facts this search also matched (at most 5, closest first): what "
+        description=f"Retired or superseded facts this search also matched (at most {INACTIVE_SHOWN}, closest first): what "
                     "memory once knew. Empty for searches logged before this was kept.")
 
 
@@ -81,7 +83,7 @@ class SummaryDay(BaseModel):
 
 
 class Bucket(BaseModel):
-    label: Literal["0", "1", "2-5", "6-20", "21+"]
+    label: Literal[BUCKET_LABELS]  # type: ignore[valid-type]
     count: int
 
 
@@ -106,7 +108,7 @@ class SummaryBody(BaseModel):
     model_config = {"populate_by_name": True}  # "from" is a Python keyword: the field is from_, aliased
 
     profile: str
-    days: int = Field(ge=1, le=365)
+    days: int = Field(ge=1, le=DAYS_MAX)
     from_: str = Field(alias="from")
     to: str
     totals: Totals
@@ -206,7 +208,7 @@ class StatsDay(BaseModel):
 
 class StatsBody(BaseModel):
     profile: str
-    days: int = Field(ge=1, le=365)
+    days: int = Field(ge=1, le=DAYS_MAX)
     facts: int
     retired: int
     superseded: int

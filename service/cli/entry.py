@@ -21,7 +21,7 @@ def _start_model_early(argv: list[str]) -> None:
         return
     try:
         from service.config import Settings
-        from service.embedding.factory import build_embedder
+        from service.container import build_embedder
 
         settings = Settings()
         embedder = build_embedder(settings)

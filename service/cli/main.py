@@ -146,7 +146,3 @@ def token_revoke(token_id: str, as_json: JsonOpt = False) -> None:
         info = _profiles().revoke_token(token_id)
         emit(as_json, {"revoked": True, **info.to_dict()},
              lambda: console.print(f"revoked {info.token_id} of profile {info.profile}"))
-
-
-def main() -> None:
-    app()

@@ -1,39 +1,40 @@
 """Maintenance commands: reindex (re-embed; rebuild the OpenSearch mirror), check, export, import.
 
 In opensearch mode (MEMORY_SEARCH=opensearch) reindex and check also do the mirror's work; the logic lives
-in service.search.opensearch.maintenance, this module only wires it to the command line.
+in service.search.opensearch.maintenance, built by service.container; this module only calls it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.progress import Progress, TaskID
 
 from service.cli.output import console, emit, failures
 from service.config import Settings
-from service.container import build_database, build_embedder
+from service.container import build_database, build_embedder, build_outbox, mirror_maintenance
 from service.domain import portability
-from service.domain.outbox import Outbox
-from service.domain.ports import Embedder
 from service.domain.profiles import ProfileService
 from service.domain.vectors import VectorMaintenance
 from service.errors import BackendUnavailable
-from service.store.engine import Database
-
-if TYPE_CHECKING:
-    from service.search.opensearch.maintenance import MirrorMaintenance
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
 
 def _targets(profiles: ProfileService, name: str | None) -> list[str]:
     return [profiles.get(name).name] if name else [p.name for p in profiles.list()]
+
+
+def _vector_tools() -> tuple[Settings, Any, ProfileService, Any, VectorMaintenance]:
+    """What reindex and check work with: settings, the canonical store, profiles, the embedder, vectors."""
+    settings = Settings()
+    db = build_database(settings)
+    embedder = build_embedder(settings)
+    return settings, db, ProfileService(db), embedder, VectorMaintenance(db, embedder)
 
 
 def ticker(progress: Progress, task: TaskID) -> Callable[[int, int], None]:
@@ -43,21 +44,6 @@ def ticker(progress: Progress, task: TaskID) -> Callable[[int, int], None]:
         progress.update(task, completed=done, total=total)
 
     return tick
-
-
-@contextmanager
-def _mirror(settings: Settings, db: Database, embedder: Embedder) -> Iterator[MirrorMaintenance | None]:
-    """The mirror's maintenance in opensearch mode, None in embedded mode."""
-    if settings.search != "opensearch":
-        yield None
-        return
-    from service.search.opensearch.maintenance import MirrorMaintenance
-
-    mirror = MirrorMaintenance(settings, db, embedder)
-    try:
-        yield mirror
-    finally:
-        mirror.close()
 
 
 def register(app: typer.Typer) -> None:
@@ -71,13 +57,9 @@ def register(app: typer.Typer) -> None:
         """Embed facts that lack a vector of the current embedder (all facts with --reembed); in opensearch
         mode, then rebuild each profile's mirror into fresh indices and swap the aliases."""
         with failures(as_json):
-            settings = Settings()
-            db = build_database(settings)
-            profiles = ProfileService(db)
-            embedder = build_embedder(settings)
-            maintenance = VectorMaintenance(db, embedder)
+            settings, db, profiles, embedder, maintenance = _vector_tools()
             report: dict[str, Any] = {}
-            with _mirror(settings, db, embedder) as mirror, \
+            with mirror_maintenance(settings, db, embedder) as mirror, \
                     Progress(console=console, disable=as_json, transient=False) as progress:
                 for name in _targets(profiles, profile):
                     ref = profiles.get(name)
@@ -95,13 +77,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare the canonical store with the search index; exit 1 if they differ."""
         with failures(as_json):
-            settings = Settings()
-            db = build_database(settings)
-            profiles = ProfileService(db)
-            embedder = build_embedder(settings)
-            maintenance = VectorMaintenance(db, embedder)
+            settings, db, profiles, embedder, maintenance = _vector_tools()
             problems = {}
-            with _mirror(settings, db, embedder) as mirror:
+            with mirror_maintenance(settings, db, embedder) as mirror:
                 for name in _targets(profiles, profile):
                     ref = profiles.get(name)
                     found = maintenance.check(ref)
@@ -130,10 +108,9 @@ def register(app: typer.Typer) -> None:
             db = build_database(settings)
             ref = ProfileService(db).get(profile)
             document = portability.read_document(file)
-            outbox = Outbox(enabled=settings.search == "opensearch")
-            result: dict[str, Any] = dict(portability.import_profile(db, ref, document, outbox))
+            result: dict[str, Any] = dict(portability.import_profile(db, ref, document, build_outbox(settings)))
             if settings.search == "opensearch":
-                with _mirror(settings, db, build_embedder(settings)) as mirror:
+                with mirror_maintenance(settings, db, build_embedder(settings)) as mirror:
                     assert mirror is not None
                     try:
                         result["mirror"] = mirror.sync_profile(ref)

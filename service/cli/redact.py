@@ -13,8 +13,7 @@ import typer
 
 from service.cli.output import console, emit, failures
 from service.config import Settings
-from service.container import build_database, build_embedder
-from service.domain.outbox import Outbox
+from service.container import build_database, build_embedder, build_outbox, mirror_maintenance
 from service.domain.profiles import ProfileService
 from service.domain.redaction import RedactionResult, RedactionService
 from service.errors import BackendUnavailable
@@ -48,7 +47,7 @@ def register(app: typer.Typer) -> None:
             settings = Settings()
             db = build_database(settings)
             mirrored = settings.search == "opensearch"
-            service = RedactionService(db, Outbox(enabled=mirrored))
+            service = RedactionService(db, build_outbox(settings))
             result = service.redact(uid, reason=reason, operator=operator or default_operator(),
                                     also=list(match or []), dry_run=dry_run)
             report: dict[str, Any] = result.to_dict()
@@ -58,20 +57,17 @@ def register(app: typer.Typer) -> None:
 
 
 def _mirror(settings: Settings, db: Any, result: RedactionResult, *, rebuild: bool) -> dict[str, Any] | str:
-    from service.search.opensearch.maintenance import MirrorMaintenance
-
     ref = ProfileService(db).get(result.profile)
-    maintenance = MirrorMaintenance(settings, db, build_embedder(settings))
-    try:
-        pushed = maintenance.mirror.push(ref.id, ref.name, wait=True)
-        out: dict[str, Any] = {"delivered": pushed.delivered}
-        if rebuild:
-            out["rebuilt"] = maintenance.reindex(ref)["indices"]
-        return out
-    except BackendUnavailable as exc:  # the redaction stands; the outbox delivers it when the cluster is back
-        return f"not updated ({exc.message}); the outbox delivers it later; then run: memory reindex {ref.name}"
-    finally:
-        maintenance.close()
+    with mirror_maintenance(settings, db, build_embedder(settings)) as maintenance:
+        assert maintenance is not None  # opensearch mode
+        try:
+            pushed = maintenance.mirror.push(ref.id, ref.name, wait=True)
+            out: dict[str, Any] = {"delivered": pushed.delivered}
+            if rebuild:
+                out["rebuilt"] = maintenance.reindex(ref)["indices"]
+            return out
+        except BackendUnavailable as exc:  # the redaction stands; the outbox delivers it when the cluster is back
+            return f"not updated ({exc.message}); the outbox delivers it later; then run: memory reindex {ref.name}"
 
 
 def _print(result: RedactionResult, mirror: Any) -> None:

@@ -21,28 +21,25 @@ import numpy as np
 from sqlmodel import Session
 
 from service import ids
+from service.contract import RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX
 from service.clock import utcnow
 from service.domain import validation
-from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult
+from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult, embedding_text
 from service.domain.embed_gate import EmbedGate
-from service.domain.outbox import Outbox
-from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend
+from service.store.outbox import Outbox
+from service.domain.ports import Embedder, SearchBackend
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
-from service.errors import Conflict, NotFound
+from service.errors import Conflict, EmbeddingUnavailable, NotFound
 from service.store import redactions as redaction_store
 from service.store import repository as repo
+from service.store import vectors
 from service.store.engine import Database
 from service.store.tables import FactRevision, FactRow
 
 log = logging.getLogger(__name__)
 
 SIMILAR_LIMIT = 3
-
-
-def embedding_text(title: str, text: str) -> str:
-    """What is embedded for a fact (the same in every backend and in reindex)."""
-    return f"{title}\n{text}"
 
 
 @dataclass(frozen=True)
@@ -200,11 +197,26 @@ class FactService:
 
     # --- queries ----------------------------------------------------------------------------------
 
-    def recent(self, profile: ProfileRef, *, limit: int = 10, kind: str | None = None) -> list[Fact]:
-        limit = validation.bounded_int(limit, low=1, high=50, param="limit")
+    def recent(self, profile: ProfileRef, *, limit: int = RECENT_LIMIT_DEFAULT, kind: str | None = None) -> list[Fact]:
+        limit = validation.bounded_int(limit, low=1, high=RECENT_LIMIT_MAX, param="limit")
         kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
         with self.db.read() as session:
             return [repo.to_fact(r) for r in repo.recent_facts(session, profile.id, limit=limit, kind=kind)]
+
+    def page(self, profile: ProfileRef, *, status: str | None, kind: str | None, tag: str | None, limit: int,
+             before_id: int | None) -> tuple[list[Fact], int | None]:
+        """Facts of any status, newest first, `limit` of them after `before_id`; and the id to pass as
+        `before_id` for the next page (None on the last page)."""
+        with self.db.read() as session:
+            rows = repo.list_facts(session, profile.id, status=status, kind=kind, tag=tag, limit=limit + 1,
+                                   before_id=before_id)
+        page = rows[:limit]
+        more = len(rows) > limit and page[-1].id is not None
+        return [repo.to_fact(r) for r in page], page[-1].id if more else None
+
+    def count(self, profile: ProfileRef, status: str | None = "active") -> int:
+        with self.db.read() as session:
+            return repo.count_facts(session, profile.id, status)
 
     def get(self, profile: ProfileRef, uid: str) -> FactDetail:
         with self.db.read() as session:
@@ -238,25 +250,24 @@ class FactService:
         return row
 
     def _chain(self, session: Session, row: FactRow) -> list[Fact]:
-        back: list[FactRow] = []
-        cursor, seen = row, {row.uid}
-        while cursor.supersedes and cursor.supersedes not in seen:
-            prev = repo.fact_row(session, row.profile_id, cursor.supersedes)
-            if prev is None:
-                break
-            back.append(prev)
-            seen.add(prev.uid)
-            cursor = prev
-        forward: list[FactRow] = []
+        seen = {row.uid}
+        back = self._walk(session, row, "supersedes", seen)
+        forward = self._walk(session, row, "superseded_by", seen)
+        return [repo.to_fact(r) for r in [*reversed(back), row, *forward]]
+
+    @staticmethod
+    def _walk(session: Session, row: FactRow, link: str, seen: set[str]) -> list[FactRow]:
+        """The facts reached by following `link` (supersedes or superseded_by) from row, nearest first."""
+        found: list[FactRow] = []
         cursor = row
-        while cursor.superseded_by and cursor.superseded_by not in seen:
-            nxt = repo.fact_row(session, row.profile_id, cursor.superseded_by)
+        while (uid := getattr(cursor, link)) and uid not in seen:
+            nxt = repo.fact_row(session, row.profile_id, uid)
             if nxt is None:
                 break
-            forward.append(nxt)
+            found.append(nxt)
             seen.add(nxt.uid)
             cursor = nxt
-        return [repo.to_fact(r) for r in [*reversed(back), row, *forward]]
+        return found
 
     def _embed(self, title: str, text: str) -> np.ndarray | None:
         """The fact's vector, or None (embedder off, loading or failing): the write goes on; it is embedded
@@ -272,7 +283,7 @@ class FactService:
 
     def _store_vector(self, session: Session, row: FactRow, vector: np.ndarray | None, now: Any) -> None:
         if vector is not None:
-            repo.put_vector(session, row, self.embedder.model_id, vector, now)
+            vectors.put(session, row, self.embedder.model_id, vector, now)
 
     def _similar(self, profile: ProfileRef, uid: str) -> list[Fact]:
         try:

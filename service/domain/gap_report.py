@@ -19,11 +19,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from service import clock
+from service.contract import DAYS_MAX, LISTING_MAX
 from service.domain import gaps, validation
 from service.domain.embed_gate import EmbedGate
-from service.domain.ports import Embedder, EmbeddingUnavailable
+from service.domain.ports import AggregateMirror, Embedder, EmbeddingUnavailable, Sourced
 from service.domain.profiles import ProfileRef
-from service.domain.querylog import DAYS_MAX, LISTING_MAX, AggregateMirror, Sourced, row_to_dict
+from service.domain.querylog import row_to_dict
 from service.domain.redaction import QUERY_MARKER
 from service.errors import InvalidInput, NotFound
 

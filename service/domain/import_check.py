@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
+from service import contract
 from service import clock
 from service.domain import redaction, validation
 from service.domain.models import FactStatus
@@ -124,7 +125,7 @@ def _check_fact(problems: Problems, where: str, item: dict[str, Any], now: datet
             problems.add(at, "", "a revision must be an object")
             continue
         if not isinstance(rev.get("revision"), int) or isinstance(rev.get("revision"), bool) \
-                or not 0 < rev["revision"] <= validation.MAX_ROW_ID:
+                or not 0 < rev["revision"] <= contract.MAX_ROW_ID:
             problems.add(at, "revision", "must be a positive integer")
         problems.rule(at, "title", lambda: validation.title(rev.get("title", "")))
         problems.rule(at, "kind", lambda: validation.kind(rev.get("kind", "")))
@@ -142,7 +143,7 @@ def check_redaction(problems: Problems, where: str, item: dict[str, Any], revisi
         return
     at = f"{where} redaction"
     _timestamp(problems, at, "redacted_at", record.get("redacted_at"), now)
-    for field, limit in (("operator", redaction.OPERATOR_MAX), ("reason", validation.REASON_MAX)):
+    for field, limit in (("operator", redaction.OPERATOR_MAX), ("reason", contract.REASON_MAX)):
         value = record.get(field)
         if not isinstance(value, str) or not 1 <= len(value.strip()) <= limit:
             problems.add(at, field, f"must be 1-{limit} characters")
@@ -151,7 +152,7 @@ def check_redaction(problems: Problems, where: str, item: dict[str, Any], revisi
             problems.add(at, field, "must be a SHA-256 in hex (64 characters of 0-9 a-f)")
     for field in ("revisions_redacted", "queries_redacted"):
         value = record.get(field, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= validation.MAX_ROW_ID:
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= contract.MAX_ROW_ID:
             problems.add(at, field, "must be a non-negative integer")
     if not isinstance(record.get("retired", False), bool):
         problems.add(at, "retired", "must be true or false")
@@ -216,8 +217,8 @@ def _check_queries(problems: Problems, items: list[Any], now: datetime) -> None:
             problems.add(where, "", "a query-log row must be an object")
             continue
         row_id = item.get("id")
-        if not isinstance(row_id, int) or isinstance(row_id, bool) or not 0 < row_id <= validation.MAX_ROW_ID:
-            problems.add(where, "id", f"must be an integer from 1 to {validation.MAX_ROW_ID}")
+        if not isinstance(row_id, int) or isinstance(row_id, bool) or not 0 < row_id <= contract.MAX_ROW_ID:
+            problems.add(where, "id", f"must be an integer from 1 to {contract.MAX_ROW_ID}")
         elif row_id in seen:
             problems.add(where, "id", f"id {row_id} repeated (also queries[{seen[row_id]}])")
         else:
@@ -232,7 +233,7 @@ def _check_queries(problems: Problems, items: list[Any], now: datetime) -> None:
             value = item.get(field)
             if value is None and optional:
                 continue
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= validation.MAX_ROW_ID:
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= contract.MAX_ROW_ID:
                 problems.add(where, field, "must be a non-negative integer" + (" or null" if optional else ""))
         _timestamp(problems, where, "created_at", item.get("created_at"), now)
         results = item.get("results") or []

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from service.clock import isoformat
 
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-KINDS = ("user", "preference", "project", "reference", "research", "decision")
+def embedding_text(title: str, text: str) -> str:
+    """What is embedded for a fact (the same in every backend and in reindex)."""
+    return f"{title}\n{text}"
+
+
+@dataclass(frozen=True)
+class ProfileRef:
+    """An authenticated profile, as every layer below the faces sees it."""
+
+    id: int
+    name: str
+    created_at: datetime
 
 
 class FactStatus(StrEnum):
@@ -101,7 +110,3 @@ class SearchOutcome:
     facts: list[ScoredFact]
     mode: str
     query_id: int | None = None
-
-
-def dump(obj: Any) -> Any:
-    return asdict(obj)

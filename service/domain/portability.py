@@ -19,11 +19,12 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from service import contract
 from service import clock
 from service.domain import validation
 from service.domain.models import FactStatus
 from service.domain.import_check import check_document
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
 from service.errors import Conflict, InvalidInput
@@ -154,7 +155,7 @@ def _import_queries(session: Session, profile: ProfileRef, items: list[Any], out
             raise InvalidInput("a query-log row is not an object")
         created = _ts(item.get("created_at"), "queries.created_at")
         wanted = item.get("id")
-        if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 < wanted <= validation.MAX_ROW_ID:
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 < wanted <= contract.MAX_ROW_ID:
             raise InvalidInput(f"query-log row id must be a positive integer, not {wanted!r}")
         existing = session.get(QueryLogRow, wanted)
         if existing is not None and existing.profile_id == profile.id and existing.query == item.get("query") \

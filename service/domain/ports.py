@@ -1,20 +1,22 @@
 """Ports: what the domain needs from an embedder and from a search backend.
 
 Both search backends (embedded, opensearch) implement SearchBackend and are held to the same
-behaviour by tests/search/contract.py. The embedder is shared by both, so a query is embedded once.
+behaviour by one contract suite, tests/search/test_backend_contract.py (every test runs on each backend; the
+mirrored ones are also compared hit by hit with the embedded one). The embedder is shared by both, so a
+query is embedded once. The canonical store is not behind a port yet: the domain opens its transactions
+itself (tests/test_layout.py lists those imports, and the list may only shrink).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-
-class EmbeddingUnavailable(Exception):
-    """The embedder cannot produce vectors right now (not loaded yet, endpoint down, timeout, bad answer)."""
+from service.domain.models import ProfileRef
+from service.errors import EmbeddingUnavailable  # noqa: F401 - what the embedder port raises
 
 
 class Embedder(Protocol):
@@ -86,14 +88,11 @@ class SearchHits:
     matched_count: int | None
     inactive_matched: int | None
     hits: list[Hit]
-    mode: str  # "hybrid" | "lexical" | "degraded"
-    notes: list[str] = field(default_factory=list)
-    # A few of the retired/superseded facts that matched (at most INACTIVE_SHOWN, closest first), so a miss
+    mode: str  # "hybrid" | "lexical" | "degraded": service.search.mode
+    # A few of the retired/superseded facts that matched (at most contract.INACTIVE_SHOWN, closest first), so a miss
     # where memory once knew says which facts it knew; empty when the count is unknown.
     inactive_uids: list[str] = field(default_factory=list)
 
-
-INACTIVE_SHOWN = 5
 
 
 class SearchBackend(Protocol):
@@ -112,3 +111,24 @@ class SearchBackend(Protocol):
         """For /readyz."""
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """An aggregate answer and where it came from: `source` names the store that answered ("opensearch",
+    or the canonical store's dialect when the mirror could not be trusted, then with the `reason`); None
+    when only the canonical store exists. The REST face turns it into its X-Memory-Source header."""
+
+    body: dict[str, Any]
+    source: str | None = None
+    reason: str | None = None  # "mirror-lagging" | "mirror-unavailable"
+
+
+@runtime_checkable
+class AggregateMirror(Protocol):
+    """A search backend that can answer the summary and the stats from its mirror, checked against the
+    canonical store (`canonical` computes the canonical answer, used when the mirror cannot be trusted)."""
+
+    def query_summary(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
+
+    def store_stats(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...

@@ -11,17 +11,11 @@ import sqlalchemy as sa
 from service import ids
 from service.clock import isoformat, utcnow
 from service.domain import validation
+from service.domain.models import ProfileRef
 from service.errors import Conflict, NotFound, Unauthorized
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store.tables import Profile, Token
-
-
-@dataclass(frozen=True)
-class ProfileRef:
-    id: int
-    name: str
-    created_at: datetime
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,18 @@ Rules (seed-spec "Summary object", CONTRACT.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any
 
 from sqlmodel import col, select
 
 from service import clock
+from service.contract import BUCKET_LABELS, DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
 from service.domain import validation
 from service.domain.models import ScoredFact
-from service.domain.outbox import Outbox
-from service.domain.ports import SearchHits, SearchRequest
+from service.store.outbox import Outbox
+from service.domain.ports import AggregateMirror, SearchHits, SearchRequest, Sourced
 from service.domain.profiles import ProfileRef
 from service.errors import NotFound
 from service.store import aggregates as agg
@@ -30,30 +30,17 @@ from service.store import repository as repo
 from service.store.engine import Database
 from service.store.tables import QueryLogResult, QueryLogRow
 
-LISTING_MAX = 500
-LISTING_DEFAULT = 50
-DAYS_MAX = 365
-DAYS_DEFAULT = 30
-BUCKETS = ("0", "1", "2-5", "6-20", "21+")
+BUCKETS = BUCKET_LABELS
 
 
-@dataclass(frozen=True)
-class Sourced:
-    """An aggregate answer and where it came from: `source` is the X-Memory-Source header value
-    ("opensearch", or "postgres; reason=mirror-lagging"), None when only the canonical store exists."""
-
-    body: dict[str, Any]
-    source: str | None = None
-
-
-@runtime_checkable
-class AggregateMirror(Protocol):
-    """A search backend that can answer the summary and the stats from its mirror, checked against the
-    canonical store (`canonical` computes the canonical answer, used when the mirror cannot be trusted)."""
-
-    def query_summary(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
-
-    def store_stats(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
+def from_mirror(backend: object, method: str, profile: ProfileRef, days: int,
+                canonical: Callable[[ProfileRef, int], dict[str, Any]]) -> Sourced:
+    """An aggregate from the backend's mirror when it has one (an AggregateMirror's `method`, given the
+    canonical answer to fall back on), else the canonical answer itself."""
+    days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
+    if isinstance(backend, AggregateMirror):
+        return getattr(backend, method)(profile, days, lambda: canonical(profile, days))  # type: ignore[no-any-return]
+    return Sourced(canonical(profile, days))
 
 
 def _score(value: float | None) -> float | None:
@@ -138,10 +125,7 @@ class QueryLog:
 
     def summary_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
         """The summary from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""
-        days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
-        if isinstance(backend, AggregateMirror):
-            return backend.query_summary(profile, days, lambda: self.summary(profile, days))
-        return Sourced(self.summary(profile, days))
+        return from_mirror(backend, "query_summary", profile, days, self.summary)
 
     def summary(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
@@ -159,7 +143,7 @@ class QueryLog:
             counters = per_day.get(day)
             searches, zero = (counters["searches"], counters["zero_match"]) if counters else (0, 0)
             daily.append({"date": day.isoformat(), "searches": searches, "zero_match": zero})
-        buckets = [totals["zero_match"], totals["b1"], totals["b2_5"], totals["b6_20"], totals["b21"]]
+        buckets = [totals["zero_match"], *(totals[name] for name in agg.BUCKET_COUNTERS)]
         return {
             "profile": profile.name,
             "days": days,

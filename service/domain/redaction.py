@@ -24,10 +24,10 @@ from typing import Any
 
 from sqlmodel import Session
 
-from service import clock
+from service import clock, contract
 from service.domain import validation
 from service.domain.models import FactStatus
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.domain.ports import SearchBackend
 from service.errors import InvalidInput, NotFound
 from service.store import redactions as store
@@ -85,8 +85,8 @@ def match_strings(values: list[str]) -> list[str]:
     out = []
     for value in values:
         cleaned = value.strip() if isinstance(value, str) else ""
-        if not MATCH_MIN <= len(cleaned) <= validation.QUERY_MAX or "\x00" in cleaned:
-            raise InvalidInput(f"--match strings must be {MATCH_MIN}-{validation.QUERY_MAX} characters "
+        if not MATCH_MIN <= len(cleaned) <= contract.QUERY_MAX or "\x00" in cleaned:
+            raise InvalidInput(f"--match strings must be {MATCH_MIN}-{contract.QUERY_MAX} characters "
                                f"(got {len(cleaned)}): a shorter one would match nearly every search", param="match")
         out.append(cleaned)
     return out
@@ -211,7 +211,7 @@ class RedactionService:
             row.retire_reason = MARKER
         if was_active:  # retired as memory_forget would: the counts move exactly as for a forget
             row.status, row.retired_at, row.retired_day = FactStatus.RETIRED, now, now.date()
-            row.retire_reason, row.updated_at = f"redacted: {reason}"[: validation.REASON_MAX], now
+            row.retire_reason, row.updated_at = f"redacted: {reason}"[: contract.REASON_MAX], now
         row.title, row.text, row.redacted_at, row.change_seq = MARKER, MARKER, now, seq
         session.add(row)
         session.flush()

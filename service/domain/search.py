@@ -13,10 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from service.contract import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
 from service.domain.models import ScoredFact, SearchOutcome
-from service.domain.ports import Embedder, EmbeddingUnavailable, SearchBackend, SearchRequest
+from service.errors import EmbeddingUnavailable
+from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.querylog import QueryLog
 from service.store import repository as repo
@@ -24,8 +26,6 @@ from service.store.engine import Database
 
 log = logging.getLogger(__name__)
 
-SEARCH_LIMIT_MAX = 50
-SEARCH_LIMIT_DEFAULT = 8
 
 
 class SearchService:
@@ -90,13 +90,7 @@ class SearchService:
             pending_vector=self._embed_in_background(query) if self.gate.usable(self.embedder_wait_s) else None,
         )
         found = self.backend.search(request)
-        with self.db.read() as session:
-            rows = repo.fact_rows_by_uid(session, profile.id, [h.uid for h in found.hits])
-        scored = [
-            ScoredFact(fact=repo.to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
-            for h in found.hits
-            if h.uid in rows
-        ]
+        scored = self.hydrate(profile, found)
         latency_ms = (time.perf_counter() - started) * 1000.0
         query_id = self.query_log.record(
             profile, request=request, found=found, returned=scored, latency_ms=latency_ms
@@ -110,3 +104,13 @@ class SearchService:
             mode=found.mode,
             query_id=query_id,
         )
+
+    def hydrate(self, profile: ProfileRef, found: SearchHits) -> list[ScoredFact]:
+        """The hits as facts read from the canonical store, in the backend's order, with their scores."""
+        with self.db.read() as session:
+            rows = repo.fact_rows_by_uid(session, profile.id, [h.uid for h in found.hits])
+        return [
+            ScoredFact(fact=repo.to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
+            for h in found.hits
+            if h.uid in rows
+        ]

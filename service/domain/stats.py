@@ -7,9 +7,10 @@ from typing import Any
 
 from service import clock
 from service.domain import validation
-from service.domain.models import KINDS
 from service.domain.profiles import ProfileRef
-from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX, AggregateMirror, Sourced
+from service.domain.ports import Sourced
+from service.domain.querylog import from_mirror
+from service.contract import DAYS_DEFAULT, DAYS_MAX, KINDS
 from service.store import aggregates as agg
 from service.store.engine import Database
 
@@ -20,10 +21,7 @@ class StoreStats:
 
     def stats_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
         """The stats from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""
-        days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
-        if isinstance(backend, AggregateMirror):
-            return backend.store_stats(profile, days, lambda: self.stats(profile, days))
-        return Sourced(self.stats(profile, days))
+        return from_mirror(backend, "store_stats", profile, days, self.stats)
 
     def stats(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

@@ -1,25 +1,15 @@
-"""Input rules of CONTRACT.md, in one place: both faces call these before anything is written."""
+"""Input rules of CONTRACT.md, in one place: both faces call these before anything is written. The limits
+they apply are service.contract's."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-from service.domain.models import KINDS, PROFILE_NAME
+from service.contract import (
+    KINDS, PROFILE_NAME, PROFILE_NAME_MAX, QUERY_MAX, REASON_MAX, TAG_MAX, TAG_PATTERN, TAGS_MAX, TEXT_MAX, TITLE_MAX,
+    UID_MAX,
+)
 from service.errors import InvalidInput
-
-TITLE_MAX = 200
-TEXT_MAX = 8000
-TAGS_MAX = 20
-TAG_MAX = 64
-QUERY_MAX = 1000
-REASON_MAX = 500
-TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]*$")  # after trimming and lower-casing: c#, c++, f#
-# What a client may send (before normalising): the input schema states this, never anything stricter.
-TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9._:/+#-]*\s*$"
-
-
-MAX_ROW_ID = 2**31 - 1  # row ids are INTEGER columns: the largest PostgreSQL stores (SQLite would take more)
 
 
 def _no_nul(value: str, param: str) -> str:
@@ -32,28 +22,27 @@ def _no_nul(value: str, param: str) -> str:
 def profile_name(name: str) -> str:
     if not isinstance(name, str) or not PROFILE_NAME.match(name):
         raise InvalidInput(
-            f"invalid profile name {name!r}: use 1-63 characters of a-z, 0-9, '_' and '-', "
+            f"invalid profile name {name!r}: use 1-{PROFILE_NAME_MAX} characters of a-z, 0-9, '_' and '-', "
             "starting with a letter or digit",
             param="profile",
         )
     return name
 
 
-def title(value: str) -> str:
-    cleaned = _no_nul(value.strip(), "title") if isinstance(value, str) else ""
-    if not 1 <= len(cleaned) <= TITLE_MAX:
-        raise InvalidInput(f"title must be 1-{TITLE_MAX} characters (got {len(cleaned)})", param="title")
+def _sized(value: str, param: str, maximum: int, advice: str = "") -> str:
+    """Trimmed, 1 to `maximum` characters, no NUL."""
+    cleaned = _no_nul(value.strip(), param) if isinstance(value, str) else ""
+    if not 1 <= len(cleaned) <= maximum:
+        raise InvalidInput(f"{param} must be 1-{maximum} characters (got {len(cleaned)}){advice}", param=param)
     return cleaned
+
+
+def title(value: str) -> str:
+    return _sized(value, "title", TITLE_MAX)
 
 
 def text(value: str) -> str:
-    cleaned = _no_nul(value.strip(), "text") if isinstance(value, str) else ""
-    if not 1 <= len(cleaned) <= TEXT_MAX:
-        raise InvalidInput(
-            f"text must be 1-{TEXT_MAX} characters (got {len(cleaned)}); split long material into several facts",
-            param="text",
-        )
-    return cleaned
+    return _sized(value, "text", TEXT_MAX, "; split long material into several facts")
 
 
 def kind(value: str) -> str:
@@ -87,10 +76,7 @@ def tags(values: Iterable[str] | None) -> list[str]:
 
 
 def query(value: str) -> str:
-    cleaned = _no_nul(value.strip(), "query") if isinstance(value, str) else ""
-    if not 1 <= len(cleaned) <= QUERY_MAX:
-        raise InvalidInput(f"query must be 1-{QUERY_MAX} characters (got {len(cleaned)})", param="query")
-    return cleaned
+    return _sized(value, "query", QUERY_MAX)
 
 
 def reason(value: str | None) -> str | None:
@@ -112,6 +98,6 @@ def bounded_int(value: int, *, low: int, high: int, param: str) -> int:
 
 def uid(value: str) -> str:
     cleaned = _no_nul(value.strip(), "uid") if isinstance(value, str) else ""
-    if not cleaned or len(cleaned) > 40:
+    if not cleaned or len(cleaned) > UID_MAX:
         raise InvalidInput("uid must be a fact uid as returned by memory_write or memory_search", param="uid")
     return cleaned

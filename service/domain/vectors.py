@@ -1,20 +1,17 @@
-"""Keeping fact vectors in step with the configured embedder (reindex, check)."""
+"""`memory reindex` and `memory check` for vectors: embed the facts lacking one of the configured embedder
+(service.store.vectors stores them), and report those still lacking one."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-import sqlalchemy as sa
-from sqlmodel import col, select
-
-from service.clock import utcnow
-from service.domain.facts import embedding_text
+from service.domain.models import embedding_text
 from service.domain.ports import Embedder
 from service.domain.profiles import ProfileRef
 from service.store import repository as repo
+from service.store import vectors
 from service.store.engine import Database
-from service.store.tables import FactRow, FactVector
 
 BATCH = 64
 
@@ -26,14 +23,7 @@ class VectorMaintenance:
 
     def _needing(self, profile: ProfileRef, everything: bool) -> list[int]:
         with self.db.read() as session:
-            # A redacted fact has no vector on purpose (its words are gone).
-            stmt = select(FactRow.id).where(FactRow.profile_id == profile.id, col(FactRow.redacted_at).is_(None))
-            if not everything:
-                current = select(FactVector.fact_id).where(
-                    FactVector.profile_id == profile.id, FactVector.model == self.embedder.model_id
-                )
-                stmt = stmt.where(col(FactRow.id).not_in(current))
-            return [int(i) for i in session.exec(stmt.order_by(col(FactRow.id))).all()]
+            return vectors.needing(session, profile.id, self.embedder.model_id, everything=everything)
 
     def embed(
         self, profile: ProfileRef, *, everything: bool = False, progress: Callable[[int, int], None] | None = None
@@ -49,11 +39,9 @@ class VectorMaintenance:
             with self.db.read() as session:
                 rows = repo.fact_rows_by_id(session, profile.id, chunk)
             ordered = [rows[i] for i in chunk if i in rows]
-            vectors = self.embedder.embed_documents([embedding_text(r.title, r.text) for r in ordered])
-            now = utcnow()
-            with self.db.write() as session:
-                for row, vector in zip(ordered, vectors):
-                    repo.put_vector(session, row, self.embedder.model_id, vector, now)
+            made = self.embedder.embed_documents([embedding_text(r.title, r.text) for r in ordered])
+            vectors.store(self.db, profile.id, self.embedder.model_id,
+                          {int(r.id): v for r, v in zip(ordered, made) if r.id is not None})
             done += len(ordered)
             if progress:
                 progress(done, len(ids))
@@ -67,14 +55,10 @@ class VectorMaintenance:
         if not missing:
             return {}
         with self.db.read() as session:
-            models = session.execute(
-                sa.select(FactVector.model, sa.func.count())
-                .where(FactVector.profile_id == profile.id)
-                .group_by(FactVector.model)
-            ).all()
+            models = vectors.models_of(session, profile.id)
         return {
             "facts_without_current_vector": len(missing),
             "current_model": self.embedder.model_id,
-            "stored_models": {str(m): int(n) for m, n in models},
+            "stored_models": models,
             "fix": f"memory reindex {profile.name} --reembed",
         }

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 
 MESSAGE = "embeddings are disabled (MEMORY_EMBEDDER=none)"
 

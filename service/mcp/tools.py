@@ -1,7 +1,8 @@
 """The five MCP tools. Thin: read arguments, call one domain service, render structured + short text.
 
-Bounds are published in the input schemas, and checked by the domain (service.domain.validation) so
-that a refused call is a tool error with a one-line reason the agent can act on.
+Bounds are published in the input schemas (from service.contract), and checked by the domain
+(service.domain.validation, from the same limits) so that a refused call is a tool error with a one-line
+reason the agent can act on.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt, WithJsonSchema
 
 from service.container import Services
-from service.domain import validation
-from service.domain.models import KINDS, Fact, ScoredFact
+from service import contract as c
+from service.domain.models import Fact, ScoredFact
 from service.domain.profiles import ProfileRef
 from service.errors import MemoryServiceError
 from service.mcp import schemas as out
@@ -26,15 +27,15 @@ from service.mcp import schemas as out
 PROFILE_SCOPE_KEY = "memory.profile"
 T = TypeVar("T")
 
-Query = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 1000,
+Query = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.QUERY_MAX,
                                        "description": "What you want to know, in words or an identifier."})]
-Uid = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 40,
+Uid = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.UID_MAX,
                                      "description": "uid of the fact, as returned by search, write or recent."})]
-Title = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200,
+Title = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TITLE_MAX,
                                        "description": "Short name of the fact."})]
-Text = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
+Text = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TEXT_MAX,
                                       "description": "The fact itself, self-contained."})]
-Kind = Annotated[str, WithJsonSchema({"type": "string", "enum": list(KINDS)})]
+Kind = Annotated[str, WithJsonSchema({"type": "string", "enum": list(c.KINDS)})]
 
 
 def _no_null_default(schema: dict[str, Any]) -> None:
@@ -46,22 +47,26 @@ def _no_null_default(schema: dict[str, Any]) -> None:
 
 
 OPTIONAL = Field(json_schema_extra=_no_null_default)
-OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200}), OPTIONAL]
-OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 8000,
+OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TITLE_MAX}),
+                     OPTIONAL]
+OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TEXT_MAX,
                                                 "description": "New text; a change supersedes the fact."}), OPTIONAL]
-OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(KINDS)}), OPTIONAL]
+OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(c.KINDS)}), OPTIONAL]
 Tags = Annotated[list[str] | None, WithJsonSchema({
-    "type": "array", "maxItems": 20,
-    "items": {"type": "string", "minLength": 1, "pattern": validation.TAG_INPUT_PATTERN,
-              "description": "1-64 characters after trimming, lower-cased by the server: letters, digits, . _ : / + # -"}}),
+    "type": "array", "maxItems": c.TAGS_MAX,
+    "items": {"type": "string", "minLength": 1, "pattern": c.TAG_INPUT_PATTERN,
+              "description": f"1-{c.TAG_MAX} characters after trimming, lower-cased by the server: "
+                             f"{c.TAG_CHARACTERS}"}}),
     OPTIONAL]
 FilterTags = Annotated[list[str] | None, WithJsonSchema({
-    "type": "array", "maxItems": 20, "description": "Only facts carrying all of these tags.",
-    "items": {"type": "string", "minLength": 1, "maxLength": 64}}), OPTIONAL]
+    "type": "array", "maxItems": c.TAGS_MAX, "description": "Only facts carrying all of these tags.",
+    "items": {"type": "string", "minLength": 1, "maxLength": c.TAG_MAX}}), OPTIONAL]
 # Integers only: true/false and "8" are refused, not read as 1 and 8 (the schema says integer, and means it).
-SearchLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 8})]
-RecentLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 50, "default": 10})]
-Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": 500,
+SearchLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.SEARCH_LIMIT_MAX,
+                                                  "default": c.SEARCH_LIMIT_DEFAULT})]
+RecentLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.RECENT_LIMIT_MAX,
+                                                  "default": c.RECENT_LIMIT_DEFAULT})]
+Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": c.REASON_MAX,
                                                "description": "Why it no longer holds."}), OPTIONAL]
 
 
@@ -128,7 +133,8 @@ def register_tools(server: MCPServer, services: Services) -> None:
 
     @server.tool(description=DESCRIPTIONS["memory_search"], annotations=read_only)
     async def memory_search(
-        query: Query, ctx: Context, limit: SearchLimit = 8, kind: OptKind = None, tags: FilterTags = None
+        query: Query, ctx: Context, limit: SearchLimit = c.SEARCH_LIMIT_DEFAULT, kind: OptKind = None,
+        tags: FilterTags = None
     ) -> Annotated[CallToolResult, out.SearchOut]:
         profile = profile_of(ctx)
         found = await call(lambda: services.search.search(profile, query, limit=limit, kind=kind, tags=tags))
@@ -194,7 +200,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
 
     @server.tool(description=DESCRIPTIONS["memory_recent"], annotations=read_only)
     async def memory_recent(
-        ctx: Context, limit: RecentLimit = 10, kind: OptKind = None
+        ctx: Context, limit: RecentLimit = c.RECENT_LIMIT_DEFAULT, kind: OptKind = None
     ) -> Annotated[CallToolResult, out.RecentOut]:
         profile = profile_of(ctx)
         facts = await call(lambda: services.facts.recent(profile, limit=limit, kind=kind))

@@ -64,6 +64,3 @@ def is_word(term: str, vocabulary: Collection[str]) -> bool:
     if not term[:1].isalpha():
         return False
     return any(_listed(term[:i], vocabulary) and _listed(term[i:], vocabulary) for i in range(3, len(term) - 2))
-
-
-NOTE = "no word of the query is known to the embedding model or to this memory: lexical matches only"

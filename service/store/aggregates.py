@@ -9,9 +9,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from service.contract import MATCH_BUCKETS, TOP_N
 from service.store.tables import FactRow, FactTag, QueryLogRow, QueryLogTag
 
-TOP_N = 10
 
 
 def _name_order(session: Session, column: Any) -> Any:
@@ -25,7 +25,15 @@ def _log_window(profile_id: int, first: date, last: date) -> list[Any]:
     return [QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last]
 
 
-COUNTERS = ("searches", "zero_match", "unknown_matched", "b1", "b2_5", "b6_20", "b21", "retired_only")
+# contract.MATCH_BUCKETS beyond "0" (which is zero_match), one counter each: b1, b2_5, b6_20, b21.
+BUCKET_COUNTERS = tuple(f"b{label.replace('-', '_').rstrip('+')}" for label, _, _ in MATCH_BUCKETS[1:])
+COUNTERS = ("searches", "zero_match", "unknown_matched", *BUCKET_COUNTERS, "retired_only")
+
+
+def _in_bucket(column: Any, low: int, high: int | None) -> Any:
+    if high is None:
+        return column >= low
+    return column == low if low == high else sa.and_(column >= low, column <= high)
 
 
 def summary_by_day(session: Session, profile_id: int, first: date, last: date) -> dict[date, dict[str, int]]:
@@ -42,10 +50,7 @@ def summary_by_day(session: Session, profile_id: int, first: date, last: date) -
             sa.func.count(),
             count_if(mc == 0),
             count_if(mc.is_(None)),
-            count_if(mc == 1),
-            count_if(sa.and_(mc >= 2, mc <= 5)),
-            count_if(sa.and_(mc >= 6, mc <= 20)),
-            count_if(mc >= 21),
+            *(count_if(_in_bucket(mc, low, high)) for _, low, high in MATCH_BUCKETS[1:]),
             count_if(sa.and_(mc == 0, QueryLogRow.inactive_matched > 0)),
         )
         .where(*_log_window(profile_id, first, last))

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
-
-import numpy as np
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
@@ -194,34 +191,6 @@ def count_facts(session: Session, profile_id: int, status: str | None = "active"
     if status:
         stmt = stmt.where(FactRow.status == status)
     return int(session.execute(stmt).scalar_one())
-
-
-# --- vectors ---------------------------------------------------------------------------------------
-
-
-def put_vector(session: Session, row: FactRow, model: str, vector: np.ndarray, now: datetime) -> None:
-    assert row.id is not None
-    data = np.asarray(vector, dtype=np.float32).tobytes()
-    existing = session.get(FactVector, row.id)
-    if existing is None:
-        session.add(
-            FactVector(
-                fact_id=row.id, profile_id=row.profile_id, model=model, dim=int(vector.shape[0]), vector=data,
-                created_at=now,
-            )
-        )
-    else:
-        existing.model, existing.dim, existing.vector, existing.created_at = model, int(vector.shape[0]), data, now
-        session.add(existing)
-
-
-def decode_vector(vec: FactVector) -> np.ndarray:
-    return np.frombuffer(vec.vector, dtype=np.float32, count=vec.dim)
-
-
-def vector_models(session: Session) -> dict[str, int]:
-    rows = session.execute(sa.select(FactVector.model, sa.func.count()).group_by(FactVector.model)).all()
-    return {str(m): int(n) for m, n in rows}
 
 
 def advance_id_sequence(session: Session, table: type[SQLModel]) -> None:

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from service.container import Services
 from service.domain.redaction import MARKER, RedactionService
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from tests.conftest import ProfileAccess
 from tests.support.frozen_clock import frozen_at
 

@@ -19,7 +19,7 @@ from service.api.app import create_app
 from service.api.http_server import server_config
 from service.container import Services
 from tests.conftest import ProfileAccess
-from tests.support.postgres import free_port
+from bench.lib.postgres import free_port
 
 
 @contextmanager

@@ -18,7 +18,7 @@ import httpx
 
 from service.config import Settings
 from service.container import build_services
-from tests.support.postgres import free_port
+from bench.lib.postgres import free_port
 
 WRITERS = 6
 RUN_SECONDS = 2.0

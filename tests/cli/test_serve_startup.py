@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.postgres import free_port
+from bench.lib.postgres import free_port
 
 
 def serve(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:

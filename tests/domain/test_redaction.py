@@ -18,7 +18,7 @@ from sqlmodel import SQLModel
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain import portability
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.domain.redaction import MARKER, RedactionService
 from service.errors import InvalidDocument, InvalidInput, NotFound
 from service.search.embedded.backend import EmbeddedSearch

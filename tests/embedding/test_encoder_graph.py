@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from service.config import Settings
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding import bert_graph, encoder_graph
 from service.embedding.minilm import MiniLMEmbedder
 from service.embedding.model_files import bundled_model_dir

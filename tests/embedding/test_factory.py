@@ -8,7 +8,7 @@ import pytest
 
 from service.config import Settings
 from service.embedding.disabled import DisabledEmbedder
-from service.embedding.factory import build_embedder
+from service.container import build_embedder
 from service.embedding.minilm import MiniLMEmbedder
 from service.embedding.openai import OpenAIEmbedder
 
@@ -41,7 +41,7 @@ def test_none() -> None:
 
 
 def test_disabled_embedder_refuses_to_embed() -> None:
-    from service.domain.ports import EmbeddingUnavailable
+    from service.errors import EmbeddingUnavailable
 
     embedder = DisabledEmbedder()
     for call in (lambda: embedder.embed_query("q"), lambda: embedder.embed_documents(["d"])):

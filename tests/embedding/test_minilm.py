@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from service.config import Settings
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.minilm import DIM, MODEL_ID, MiniLMEmbedder
 
 LOAD_TIMEOUT = 120.0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from service.config import Settings
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.minilm import MiniLMEmbedder
 from service.embedding.model_files import PACKAGE, REQUIRED, bundled_model_dir, locate, read_vocabulary
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from service.config import Settings
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.openai import OpenAIEmbedder, embeddings_url
 
 API_KEY = "sk-test-secret-123"

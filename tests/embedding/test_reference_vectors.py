@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from service.config import Settings
-from service.domain.ports import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable
 from service.embedding.minilm import DIM, MiniLMEmbedder
 from service.embedding.model_files import bundled_model_dir
 from tests.embedding.make_reference_vectors import CHECK, CHECK_TEXTS, FIXTURE, REFERENCE_TEXTS

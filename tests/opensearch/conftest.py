@@ -28,7 +28,7 @@ from opensearchpy import OpenSearch
 from service.config import Settings
 from service.container import Services, build_services
 from service.search.opensearch.backend import OpenSearchBackend
-from tests.support import postgres
+from bench.lib import postgres
 from tests.support.clusters import wipe  # noqa: F401 - re-exported for the tests of this folder
 
 SYNC_INTERVAL = 60.0  # the worker's first cycle runs at start-up; tests call sync_now() for the rest

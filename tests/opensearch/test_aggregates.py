@@ -14,7 +14,7 @@ from opensearchpy import OpenSearch
 from service import clock
 from service.api.app import create_app
 from service.container import Services
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.domain.profiles import ProfileRef
 from service.search.opensearch import aggregations as aggs
 from service.search.opensearch.backend import OpenSearchBackend

@@ -19,7 +19,7 @@ from service.cli.main import app as cli
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain import portability
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings

@@ -30,7 +30,7 @@ from service.search.opensearch.maintenance import MirrorMaintenance
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings, wipe
 from tests.support import opensearch_node
-from tests.support.postgres import free_port
+from bench.lib.postgres import free_port
 
 @dataclass
 class Killable:

@@ -55,12 +55,15 @@ class Backend:
         return self.services.facts.write(self.profile, title=title, text=text, kind=kind, tags=tags or []).fact.uid
 
 
+def _settings(tmp_path: Path, hybrid: bool) -> dict[str, object]:
+    return {"data_dir": tmp_path, "database_url": f"sqlite:///{tmp_path / 'memory.db'}",
+            "embedder": "minilm" if hybrid else "none", "min_similarity": MIN_SIMILARITY, "similar_threshold": 0.9}
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     where, hybrid = request.param
-    values: dict[str, object] = {"data_dir": tmp_path, "database_url": f"sqlite:///{tmp_path / 'memory.db'}",
-                                 "embedder": "minilm" if hybrid else "none", "min_similarity": MIN_SIMILARITY,
-                                 "similar_threshold": 0.9}
+    values = _settings(tmp_path, hybrid)
     if where != "embedded":
         url = request.getfixturevalue("os_url_" + where)
         values.update(search="opensearch", opensearch_url=url, opensearch_sync_interval=60.0,
@@ -182,6 +185,35 @@ def test_the_query_log_detail_keeps_every_hit_with_its_scores(backend: Backend) 
     assert any(r["lexical"] is not None for r in detail["results"])
     if backend.hybrid:
         assert any(r["vector"] is not None for r in detail["results"])
+
+
+def test_per_hit_scores_agree_with_the_embedded_backend(backend: Backend, tmp_path: Path) -> None:
+    """The same store searched on the embedded backend: per hit, the same facts matched the same way (by
+    words, by meaning), with the same cosine similarity, and the same counts. The fused score is compared by
+    what it must be everywhere (in (0, 1], best first): its BM25 part is each engine's own."""
+    if not backend.mirrored:
+        pytest.skip("the embedded backend is the reference")
+    (tmp_path / "reference").mkdir()
+    reference = build_services(Settings(**_settings(tmp_path / "reference", backend.hybrid)),  # type: ignore[arg-type]
+                               embedder=FakeEmbedder() if backend.hybrid else None)
+    try:
+        here = Backend(reference, backend.hybrid, mirrored=False)
+        titles = {uid: title for title, uid in corpus.load(backend.services, backend.profile).items()}
+        reference_titles = {uid: title for title, uid in corpus.load(reference, here.profile).items()}
+        for query, kind, tags in corpus.SEARCHES:
+            mirrored = backend.search(query, limit=50, kind=kind, tags=list(tags))
+            local = here.search(query, limit=50, kind=kind, tags=list(tags))
+            assert (mirrored.matched_count, mirrored.mode) == (local.matched_count, local.mode), query
+
+            def parts(found, names):  # noqa: ANN001, ANN202 - SearchOutcome, uid -> title
+                return {names[f.fact.uid]: (f.lexical is not None, None if f.vector is None else round(f.vector, 4))
+                        for f in found.facts}
+
+            assert parts(mirrored, titles) == parts(local, reference_titles), query
+            scores = [f.score for f in mirrored.facts]
+            assert scores == sorted(scores, reverse=True) and all(0.0 < s <= 1.0 for s in scores), query
+    finally:
+        reference.close()
 
 
 def test_a_title_match_ranks_above_a_text_match(backend: Backend) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from service.config import Settings
 from service.container import build_services
-from service.store.repository import vector_models
+from service.store.vectors import models as vector_models
 from tests.embedding.test_openai import Reply, Stub, stub  # noqa: F401  (the stub fixture)
 
 

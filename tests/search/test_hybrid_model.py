@@ -105,7 +105,7 @@ def test_similar_uses_vectors(hybrid) -> None:
 
 def test_vectors_are_stored_with_their_model(hybrid) -> None:
     services, profile, _ = hybrid
-    from service.store.repository import vector_models
+    from service.store.vectors import models as vector_models
 
     with services.db.read() as session:
         assert vector_models(session) == {"sentence-transformers/all-MiniLM-L6-v2": len(FACTS)}

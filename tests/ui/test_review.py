@@ -8,7 +8,7 @@ from typing import Any
 
 from service import clock
 from service.container import Services
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.domain.redaction import MARKER, RedactionService
 from tests.ui.conftest import PageSession, Seeded, rest
 

@@ -58,6 +58,11 @@ def test_assets_load_with_the_right_types(client: TestClient) -> None:
         assert response.status_code == 200, path
         if path in ASSETS:
             assert _type(response) in ASSETS[path], (path, _type(response))
+    for module in STATIC_DIR.glob("*.js"):  # the ES modules app.js imports
+        response = client.get(f"/ui/{module.name}")
+        assert response.status_code == 200 and _type(response) in JS_TYPES, module.name
+    contract = client.get("/ui/contract.json")
+    assert contract.status_code == 200 and contract.json()["kinds"][0] == "user"
     licence = client.get("/ui/vendor/uPlot.LICENSE")
     assert licence.status_code == 200 and "MIT License" in licence.text
     assert client.get("/ui/no-such-file.js").status_code == 404
@@ -68,7 +73,9 @@ def test_no_external_references_and_small_javascript() -> None:
     # Every src/href is relative (same origin); no CDN, no web font.
     for url in re.findall(r'(?:src|href)="([^"]*)"', index):
         assert not re.match(r"^(?:[a-z]+:)?//", url), url
-    for name in ("app.js", "app.css"):
+    own = [p.name for p in STATIC_DIR.glob("*.js")] + ["app.css"]  # the dashboard's modules, not vendor/
+    assert "app.js" in own and "contract.js" in own
+    for name in own:
         text = (STATIC_DIR / name).read_text()
         assert not re.search(r"https?://", text), f"{name} names an external address"
         assert "@import" not in text and "@font-face" not in text

@@ -1,0 +1,1 @@
+"""One APIRouter per resource: profiles, queries (log, summary, one row), stats, facts, health."""

@@ -5,21 +5,21 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 
+from service import contract
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import authenticated
 from service.api.schemas import FactBody, FactsBody, ok
 from service.clock import isoformat
 from service.domain import as_of as as_of_rules
 from service.domain import validation
+from service.contract import FACTS_PAGE_DEFAULT, FACTS_PAGE_MAX, KINDS, STATUSES, TAG_MAX, UID_MAX
 from service.domain.as_of import AsOfService
-from service.domain.models import KINDS
 from service.errors import InvalidInput
-from service.store import repository as repo
 
 router = APIRouter(tags=["facts"])
 
-KindLiteral = Literal["user", "preference", "project", "reference", "research", "decision"]
-assert set(KindLiteral.__args__) == set(KINDS)  # type: ignore[attr-defined]
+KindLiteral = Literal[KINDS]  # type: ignore[valid-type]
+StatusLiteral = Literal[STATUSES]  # type: ignore[valid-type]
 
 
 def _encode_cursor(fact_id: int) -> str:
@@ -30,7 +30,7 @@ def _decode_cursor(cursor: str) -> int:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         prefix, _, value = raw.partition(":")
-        if prefix != "f" or not value.isascii() or not value.isdigit() or not 0 < int(value) <= validation.MAX_ROW_ID:
+        if prefix != "f" or not value.isascii() or not value.isdigit() or not 0 < int(value) <= contract.MAX_ROW_ID:
             raise ValueError(raw)
         return int(value)
     except ValueError as exc:
@@ -54,11 +54,12 @@ CURSOR_DOC = (
 def list_facts(
     profile: ProfileDep,
     svc: ServicesDep,
-    status: Annotated[Literal["active", "retired", "superseded"] | None, Query()] = None,
+    status: Annotated[StatusLiteral | None, Query()] = None,
     kind: Annotated[KindLiteral | None, Query()] = None,
-    tag: Annotated[str | None, Query(min_length=1, max_length=64, description="Facts carrying this tag "
-                                     "(1-64 characters of a-z 0-9 . _ : / + # -, case-insensitive).")] = None,
-    limit: Annotated[int, Query(ge=1, le=200, description="Facts per page (1-200).")] = 50,
+    tag: Annotated[str | None, Query(min_length=1, max_length=TAG_MAX, description="Facts carrying this tag "
+                                     f"(1-{TAG_MAX} characters of a-z 0-9 . _ : / + # -, case-insensitive).")] = None,
+    limit: Annotated[int, Query(ge=1, le=FACTS_PAGE_MAX, description=f"Facts per page (1-{FACTS_PAGE_MAX}).")]
+    = FACTS_PAGE_DEFAULT,
     cursor: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$",
                                         description=CURSOR_DOC)] = None,
     as_of: AsOfQuery = None,
@@ -73,19 +74,15 @@ def list_facts(
                                                   before_id=before)
         return {"profile": profile.name, "as_of": isoformat(at), "facts": [f.to_dict() for f in facts],
                 "next_cursor": _encode_cursor(last_id) if last_id is not None else None}
-    with svc.db.read() as session:
-        rows = repo.list_facts(
-            session, profile.id, status=status, kind=kind, tag=tag_value, limit=limit + 1, before_id=before
-        )
-    page = rows[:limit]
-    next_cursor = _encode_cursor(page[-1].id) if len(rows) > limit and page[-1].id is not None else None
-    return {"profile": profile.name, "facts": [repo.to_fact(r).to_dict() for r in page], "next_cursor": next_cursor}
+    page, last_id = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, before_id=before)
+    next_cursor = _encode_cursor(last_id) if last_id is not None else None
+    return {"profile": profile.name, "facts": [f.to_dict() for f in page], "next_cursor": next_cursor}
 
 
 @router.get("/api/{profile}/facts/{uid}", response_model=None, responses={**ok(FactBody), **authenticated(404)})
 def get_fact(
     profile: ProfileDep, svc: ServicesDep,
-    uid: Annotated[str, Path(min_length=1, max_length=40, description="A fact uid (at most 40 characters).")],
+    uid: Annotated[str, Path(min_length=1, max_length=UID_MAX, description=f"A fact uid (at most {UID_MAX} characters).")],
     as_of: AsOfQuery = None,
 ) -> dict[str, Any]:
     """One fact with its revisions, its whole supersession chain (oldest first) and its redaction, if any.

@@ -8,7 +8,6 @@ from service.api.deps import CallerDep, ServicesDep
 from service.api.errors import authenticated
 from service.api.schemas import ProfilesBody, ok
 from service.clock import isoformat
-from service.store import repository as repo
 
 router = APIRouter(tags=["profiles"])
 
@@ -16,6 +15,5 @@ router = APIRouter(tags=["profiles"])
 @router.get("/api/profiles", response_model=None, responses={**ok(ProfilesBody), **authenticated()})
 def list_profiles(caller: CallerDep, svc: ServicesDep) -> dict[str, Any]:
     """The caller's profile (a token opens exactly one)."""
-    with svc.db.read() as session:
-        facts = repo.count_facts(session, caller.id, "active")
+    facts = svc.facts.count(caller, "active")
     return {"profiles": [{"name": caller.name, "facts": facts, "created_at": isoformat(caller.created_at)}]}

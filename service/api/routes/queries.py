@@ -4,21 +4,22 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
 
+from service import contract
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import authenticated
+from service.api.source import set_source
 from service.api.schemas import GapsBody, GapSearchesBody, QueriesBody, QueryBody, SummaryBody, ok
-from service.domain import validation
-from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
+from service.contract import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
 
 router = APIRouter(tags=["query log"])
 
-Limit = Annotated[int, Query(ge=1, le=LISTING_MAX, description="Rows to return, newest first (1-500).")]
-Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description="Window in whole UTC days ending today (1-365).")]
+Limit = Annotated[int, Query(ge=1, le=LISTING_MAX, description=f"Rows to return, newest first (1-{LISTING_MAX}).")]
+Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description=f"Window in whole UTC days ending today (1-{DAYS_MAX}).")]
 
 
 @router.get("/api/{profile}/queries", response_model=None, responses={**ok(QueriesBody), **authenticated()})
 def list_queries(profile: ProfileDep, svc: ServicesDep, limit: Limit = LISTING_DEFAULT) -> dict[str, Any]:
-    """The query log, newest first, capped at the 500 newest rows."""
+    """The query log, newest first, capped at the 500 newest rows (contract.LISTING_MAX)."""
     return {"profile": profile.name, "queries": svc.query_log.listing(profile, limit)}
 
 
@@ -30,8 +31,7 @@ def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Day
     With the OpenSearch mirror, the header X-Memory-Source says where the answer came from: `opensearch`, or
     `postgres; reason=mirror-lagging` when the mirror's totals disagreed with the canonical store."""
     result = svc.query_log.summary_from(profile, days, svc.backend)
-    if result.source:
-        response.headers["X-Memory-Source"] = result.source
+    set_source(response, result)
     return result.body
 
 
@@ -43,8 +43,7 @@ def gaps(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days =
     Always computed from the canonical store, in either search mode; with the OpenSearch mirror, the header
     X-Memory-Source says so (`postgres`)."""
     result = svc.gaps.report_from(profile, days, svc.backend)
-    if result.source:
-        response.headers["X-Memory-Source"] = result.source
+    set_source(response, result)
     return result.body
 
 
@@ -63,7 +62,7 @@ def gap_searches(
             responses={**ok(QueryBody), **authenticated(404)})
 def one_query(
     profile: ProfileDep, svc: ServicesDep,
-    query_id: Annotated[int, Path(ge=1, le=validation.MAX_ROW_ID, description="Query-log row id.")],
+    query_id: Annotated[int, Path(ge=1, le=contract.MAX_ROW_ID, description="Query-log row id.")],
 ) -> dict[str, Any]:
     """One query-log row with what it handed back: uids with lexical, vector and fused scores."""
     return {"profile": profile.name, "query": svc.query_log.get(profile, query_id)}

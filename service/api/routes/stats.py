@@ -6,12 +6,13 @@ from fastapi import APIRouter, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
 from service.api.errors import authenticated
+from service.api.source import set_source
 from service.api.schemas import StatsBody, ok
-from service.domain.querylog import DAYS_DEFAULT, DAYS_MAX
+from service.contract import DAYS_DEFAULT, DAYS_MAX
 
 router = APIRouter(tags=["stats"])
 
-Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description="Window in whole UTC days ending today (1-365).")]
+Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description=f"Window in whole UTC days ending today (1-{DAYS_MAX}).")]
 
 
 @router.get("/api/{profile}/stats", response_model=None, responses={**ok(StatsBody), **authenticated()})
@@ -20,6 +21,5 @@ def stats(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days 
 
     With the OpenSearch mirror, X-Memory-Source says where the answer came from (as for the summary)."""
     result = svc.stats.stats_from(profile, days, svc.backend)
-    if result.source:
-        response.headers["X-Memory-Source"] = result.source
+    set_source(response, result)
     return result.body

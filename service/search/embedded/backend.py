@@ -14,15 +14,18 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from service.clock import utcnow
 from service.config import Settings
 from service.domain.embed_gate import EmbedGate
-from service.domain.facts import embedding_text
-from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, INACTIVE_SHOWN, SearchHits, SearchRequest
+from service.domain.models import embedding_text
+from service.errors import EmbeddingUnavailable
+from service.contract import INACTIVE_SHOWN
+from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
 from service.search import lexical, readable
+from service.search.embedded import ranking
 from service.search.embedded.index import IndexedFact, ProfileIndex
-from service.search.fusion import fuse
+from service.search.mode import exact, search_mode
 from service.store import repository as repo
+from service.store import vectors
 from service.store.engine import Database
 from service.store.tables import FactRow, Profile
 
@@ -104,71 +107,42 @@ class EmbeddedSearch:
     # --- ranking ----------------------------------------------------------------------------------
 
     def _search(self, index: ProfileIndex, request: SearchRequest) -> SearchHits:
-        n = index.size
+        """The ranking steps of service.search.embedded.ranking in order, and the shared mode rule."""
+        n, s, vectors_on = index.size, self.settings, self.embedder.enabled
         terms = lexical.informative_terms(request.query)
-        need = lexical.required_terms(len(terms))
         passes = index.filter_mask(request.kind, request.tags)
         active = passes & index.active[:n]
         inactive = passes & ~index.active[:n]
 
-        counts = index.term_counts(terms) if terms else np.zeros(n, dtype=np.int32)
-        lexical_ok = counts >= need if terms else np.zeros(n, dtype=bool)
-        depth = self.settings.fusion_depth
-        lex_rows = np.nonzero(active & lexical_ok)[0]
-        lex_scores = index.bm25(terms, lex_rows)
-        best = np.argsort(-lex_scores, kind="stable")[:depth]
-        lex_top = {int(lex_rows[i]): float(lex_scores[i]) for i in best}
+        counts = ranking.term_counts(index, terms)
+        words = ranking.lexical_pass(index, terms, counts, active, s.fusion_depth)
         # counts covers every fact of the profile, so "a term occurs in memory" is counts.any().
-        semantic = self.embedder.enabled and readable.semantic_applies(
+        semantic = vectors_on and readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda _terms: bool(counts.any())
         )
         vector = request.query_vector() if semantic else None  # embedded meanwhile, on another thread
         sims = index.similarities(vector) if vector is not None else None
-        vector_ok = sims >= self.settings.min_similarity if sims is not None else np.zeros(n, dtype=bool)
-        matched = lexical_ok | vector_ok
+        meaning = ranking.vector_pass(sims, n, active, s.min_similarity, s.fusion_depth)
+        matched = words.matched | meaning.matched
+        found_mode = search_mode(
+            vectors_on=vectors_on, semantic=semantic, query_vector=vector is not None and (sims is not None or n == 0),
+            all_embedded=not bool((passes & ~index.has_vector[:n]).any()),
+        )
 
-        notes: list[str] = []
-        if not self.embedder.enabled:
-            mode = "lexical"
-        elif not semantic:  # the vectors play no part: the count is exact whatever their state
-            mode, notes = "hybrid", [readable.NOTE]
-        elif vector is None or sims is None and n > 0:
-            mode, notes = "degraded", ["no query vector: lexical matches only, matched_count unknown"]
-        elif bool((passes & ~index.has_vector[:n]).any()):
-            mode, notes = "degraded", ["some facts are not embedded yet: matched_count unknown"]
-        else:
-            mode = "hybrid"
-
-        sub_queries: list[dict[int, float]] = [lex_top]
-        weights = [self.settings.lexical_weight]
-        vec_top: dict[int, float] = {}
-        if self.embedder.enabled:
-            if sims is not None:
-                vec_rows = np.nonzero(active & vector_ok)[0]
-                order = vec_rows[np.argsort(-sims[vec_rows], kind="stable")][:depth]
-                vec_top = {int(r): float(sims[r]) for r in order}
-            sub_queries.append(vec_top)
-            weights.append(self.settings.vector_weight)
-        else:
-            weights = [1.0]
-        if sum(weights) <= 0:
-            weights = [1.0] * len(weights)
-
-        ranked = fuse(sub_queries, weights)[: request.limit]
+        weights = ranking.fusion_weights(vectors_on, s.lexical_weight, s.vector_weight)
         hits = [
-            Hit(index.uids[r], index.fact_ids[r], score, lexical=lex_top.get(r), vector=vec_top.get(r))
-            for r, score in ranked
+            Hit(index.uids[r], index.fact_ids[r], score, lexical=words.top.get(r), vector=meaning.top.get(r))
+            for r, score in ranking.fused(words.top, meaning.top, vectors_on, weights, request.limit)
         ]
-        exact = mode != "degraded"
-        once_known = np.nonzero(inactive & matched)[0] if exact else np.zeros(0, dtype=np.int64)
+        known = exact(found_mode)
+        once_known = np.nonzero(inactive & matched)[0] if known else np.zeros(0, dtype=np.int64)
         closeness = sims[once_known] if sims is not None else counts[once_known].astype(np.float32)
         shown = once_known[np.argsort(-closeness, kind="stable")][:INACTIVE_SHOWN]
         return SearchHits(
-            matched_count=int((active & matched).sum()) if exact else None,
-            inactive_matched=int(len(once_known)) if exact else None,
+            matched_count=int((active & matched).sum()) if known else None,
+            inactive_matched=int(len(once_known)) if known else None,
             hits=hits,
-            mode=mode,
-            notes=notes,
+            mode=found_mode,
             inactive_uids=[index.uids[int(r)] for r in shown],
         )
 
@@ -195,7 +169,7 @@ class EmbeddedSearch:
     def _indexed(self, row: FactRow, vec: Any) -> IndexedFact:
         vector = None
         if vec is not None and vec.model == self.embedder.model_id:
-            vector = repo.decode_vector(vec)
+            vector = vectors.decode(vec)
         assert row.id is not None
         return IndexedFact(
             fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
@@ -206,17 +180,12 @@ class EmbeddedSearch:
         rows = sorted(index.missing_vectors)[:EMBED_ON_SEARCH_MAX]
         texts = [embedding_text(*index.text_of(r)) for r in rows]
         try:
-            vectors = self.embedder.embed_documents(texts)
+            embedded = self.embedder.embed_documents(texts)
         except EmbeddingUnavailable as exc:
             self.gate.failed()
             log.warning("could not embed %d facts yet: %s", len(rows), exc)
             return
-        now = utcnow()
-        with self.db.write() as session:
-            facts = repo.fact_rows_by_id(session, profile_id, [index.fact_ids[r] for r in rows])
-            for r, vector in zip(rows, vectors):
-                fact = facts.get(index.fact_ids[r])
-                if fact is not None:
-                    repo.put_vector(session, fact, self.embedder.model_id, vector, now)
-        for r, vector in zip(rows, vectors):
+        made = dict(zip((index.fact_ids[r] for r in rows), embedded))
+        vectors.store(self.db, profile_id, self.embedder.model_id, made)
+        for r, vector in zip(rows, embedded):
             index.set_vector(r, vector)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from service.domain.models import KINDS
+from service.contract import KINDS
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _BM25_WEIGHTS = (2.0, 1.0, 1.5)  # title, text, tags

@@ -12,17 +12,16 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-TOP_N = 10
+from service.contract import MATCH_BUCKETS, TOP_N
+
 SHARD_SIZE = 1000  # candidates per shard for the top lists; exact with one shard, near-exact beyond
 COMPOSITE_PAGE = 1000
 DAY_FORMAT = "yyyy-MM-dd"
 TOP_ORDER = [{"_count": "desc"}, {"_key": "asc"}]
+# contract.MATCH_BUCKETS as range aggregation buckets ("to" is exclusive; bucket "0" has no "from").
 MATCH_RANGES = [
-    {"key": "0", "to": 1},
-    {"key": "1", "from": 1, "to": 2},
-    {"key": "2-5", "from": 2, "to": 6},
-    {"key": "6-20", "from": 6, "to": 21},
-    {"key": "21+", "from": 21},
+    {"key": label, **({"from": low} if low else {}), **({"to": high + 1} if high is not None else {})}
+    for label, low, high in MATCH_BUCKETS
 ]
 ZERO_MATCH = {"term": {"matched_count": 0}}
 

@@ -21,15 +21,13 @@ from typing import Any
 
 from service import clock
 from service.config import Settings
-from service.domain.facts import embedding_text
-from service.domain.ports import Embedder, EmbeddingUnavailable, Hit, SearchHits, SearchRequest
-from service.domain.profiles import ProfileRef
-from service.domain.querylog import Sourced
-from service.embedding.disabled import DisabledEmbedder
-from service.errors import BackendUnavailable
-from service.search.embedded.backend import EmbeddedSearch
+from service.domain.models import embedding_text
+from service.domain.ports import Embedder, Hit, SearchBackend, SearchHits, SearchRequest, Sourced
+from service.domain.models import ProfileRef
+from service.errors import BackendUnavailable, EmbeddingUnavailable
+from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
-from service.search.opensearch.canonical import Canonical
+from service.store.canonical import Canonical
 from service.search.opensearch.client import IndexMissing, make_client, short
 from service.search.opensearch.health import Health
 from service.search.opensearch.indices import IndexManager
@@ -49,7 +47,8 @@ LAG_DEGRADED_SECONDS = 30.0
 class OpenSearchBackend:
     name = "opensearch"
 
-    def __init__(self, settings: Settings, db: Database, embedder: Embedder, *, start_worker: bool = True) -> None:
+    def __init__(self, settings: Settings, db: Database, embedder: Embedder, *, fallback: SearchBackend,
+                 start_worker: bool = True) -> None:
         self.settings, self.db, self.embedder = settings, db, embedder
         self.client = make_client(settings)
         self.health = Health(quiet_seconds=settings.opensearch_sync_interval)
@@ -58,7 +57,7 @@ class OpenSearchBackend:
         self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.dimension)
         self.searcher = Searcher(self.client, settings, embedder)
         self.aggregates = MirrorAggregates(self.client, self.canonical, self.health)
-        self.fallback = EmbeddedSearch(db, DisabledEmbedder(), settings)  # lexical, from the canonical store
+        self.fallback = fallback  # lexical, from the canonical store (built by service.container)
         self._dimension: int | None = None
         self._installed = False
         self._ready: set[str] = set()  # profiles whose two aliases are known to exist
@@ -84,8 +83,8 @@ class OpenSearchBackend:
             hits = self.fallback.search(SearchRequest(
                 profile_id=request.profile_id, profile=request.profile, query=request.query, limit=request.limit,
                 kind=request.kind, tags=request.tags, vector=None))
-            note = f"search mirror unavailable, answered lexically from the canonical store ({short(exc)})"
-            return SearchHits(None, None, hits.hits, "degraded", [note])
+            # The mirror is unavailable: answered lexically from the canonical store, counts unknown.
+            return SearchHits(None, None, hits.hits, DEGRADED)
 
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
         with self.db.read() as session:
@@ -262,8 +261,8 @@ class OpenSearchBackend:
     def _failed(self, profile: str, exc: BaseException) -> None:
         if isinstance(exc, IndexMissing):
             self._forget(profile)
-        elif isinstance(exc, BackendUnavailable):
-            self.health.failed(short(exc))
+        elif isinstance(exc, BackendUnavailable) and not isinstance(exc, EmbeddingUnavailable):
+            self.health.failed(short(exc))  # the cluster's failure; an embedder's says nothing about it
 
     def _forget(self, profile: str) -> None:
         with self._guard:

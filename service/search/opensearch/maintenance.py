@@ -20,9 +20,9 @@ from opensearchpy import helpers
 from service.clock import utcnow
 from service.config import Settings
 from service.domain.ports import Embedder
-from service.domain.profiles import ProfileRef
+from service.domain.models import ProfileRef
 from service.search.opensearch import templates as tpl
-from service.search.opensearch.canonical import Canonical
+from service.store.canonical import Canonical
 from service.search.opensearch.client import IndexMissing, make_client, translated
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror

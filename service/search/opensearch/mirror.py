@@ -20,7 +20,7 @@ from typing import Any
 from opensearchpy import OpenSearch, helpers
 
 from service.search.opensearch import templates as tpl
-from service.search.opensearch.canonical import Canonical, Pending
+from service.store.canonical import Canonical, Pending
 from service.search.opensearch.client import IndexMissing, short, translated
 from service.search.opensearch.documents import fact_document, index_action, query_document
 

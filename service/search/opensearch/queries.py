@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from service.domain.ports import INACTIVE_SHOWN
+from service.contract import INACTIVE_SHOWN
 from service.search import lexical
 
 Status = Literal["active", "inactive", "any"]

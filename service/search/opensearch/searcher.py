@@ -1,11 +1,12 @@
 """Running searches against the mirror: hybrid through the pipeline, or plain BM25; similar facts.
 
 Raises BackendUnavailable on any cluster failure; the backend then answers from the canonical store.
-Modes and counts follow the embedded backend exactly:
+Modes and counts follow the one rule of service.search.mode, as the embedded backend does:
 - MEMORY_EMBEDDER=none: BM25 only, mode "lexical", exact counts;
 - a query vector and the pipeline: hybrid, exact counts from hits.total (relation eq) -- unless a fact
   passing the filters has no vector yet, then "degraded" with unknown counts;
-- embedder on but no usable query vector (or no pipeline): BM25 only, "degraded", counts unknown.
+- embedder on but no usable query vector (a failed embedder, vectors of another dimension, no pipeline):
+  BM25 only, "degraded", counts unknown.
 BM25-only hits are normalised with the shared fusion function over the top fusion-depth list, as the
 embedded backend does with its one sub-query.
 """
@@ -22,6 +23,7 @@ from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
 from service.errors import BackendUnavailable
 from service.search import lexical, readable
 from service.search.fusion import fuse
+from service.search.mode import exact, search_mode
 from service.search.opensearch import queries as q
 from service.search.opensearch import templates as tpl
 from service.search.opensearch.client import translated
@@ -48,20 +50,17 @@ class Searcher:
     def search(self, request: SearchRequest, *, dimension: int, pipeline_error: str | None) -> SearchHits:
         terms = lexical.informative_terms(request.query)
         index = tpl.alias(tpl.FACTS, request.profile)
-        notes: list[str] = []
-        if self.embedder.enabled and not readable.semantic_applies(
+        vectors_on = self.embedder.enabled
+        if vectors_on and not readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda t: self._known(index, t)
         ):  # no term is a model word nor occurs in any fact: nothing can match, by words or by meaning
-            return SearchHits(0, 0, [], "hybrid", [readable.NOTE])
+            return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
         vector = request.query_vector()
         if vector is not None and int(vector.shape[0]) != dimension:
-            vector, notes = None, [f"index built for {dimension}-d vectors: run `memory reindex`"]
-        if self.embedder.enabled and vector is not None and pipeline_error is None:
+            vector = None  # the index was built for other vectors (`memory reindex`)
+        if vectors_on and vector is not None and pipeline_error is None:
             return self._hybrid(request, terms, vector, index)
-        if self.embedder.enabled and not notes:
-            notes = ["no query vector: lexical matches only, matched_count unknown"] if vector is None else \
-                [f"hybrid search unavailable ({pipeline_error}): lexical only"]
-        return self._lexical(request, terms, index, exact=not self.embedder.enabled, notes=notes)
+        return self._lexical(request, terms, index, mode=search_mode(vectors_on=vectors_on, query_vector=False))
 
     def _hybrid(self, request: SearchRequest, terms: list[str], vector: np.ndarray, index: str) -> SearchHits:
         s = self.settings
@@ -87,17 +86,16 @@ class Searcher:
                    lexical=lexical_raw.get(h["_source"]["uid"]),
                    vector=_cosine(vector_raw.get(h["_source"]["uid"]))) for h in hits]
         matched = _total(found)
-        if unembedded != 0 or matched is None or inactive is None:
-            notes = ["some facts are not embedded yet: matched_count unknown"] if unembedded else \
-                ["OpenSearch reported a lower bound: matched_count unknown"]
-            return SearchHits(None, None, out, "degraded", notes)
-        return SearchHits(matched, inactive, out, "hybrid", inactive_uids=once_known)
+        mode = search_mode(vectors_on=True, all_embedded=unembedded == 0,
+                           counts_known=matched is not None and inactive is not None)
+        if not exact(mode):
+            return SearchHits(None, None, out, mode)
+        return SearchHits(matched, inactive, out, mode, inactive_uids=once_known)
 
-    def _lexical(self, request: SearchRequest, terms: list[str], index: str, *, exact: bool,
-                 notes: list[str]) -> SearchHits:
-        mode = "lexical" if exact else "degraded"
+    def _lexical(self, request: SearchRequest, terms: list[str], index: str, *, mode: str) -> SearchHits:
+        known = exact(mode)
         if not terms:  # nothing can match lexically, and there is no vector to match semantically
-            return SearchHits(0 if exact else None, 0 if exact else None, [], mode, notes)
+            return SearchHits(0 if known else None, 0 if known else None, [], mode)
         body = q.lexical_search(terms, kind=request.kind, tags=request.tags, depth=self.settings.fusion_depth)
         with translated("search"):
             found = self.client.search(index=index, body=body)
@@ -105,16 +103,17 @@ class Searcher:
         ids = {h["_source"]["uid"]: int(h["_source"]["fact_id"]) for h in found["hits"]["hits"]}
         ranked = fuse([raw], [1.0])[: request.limit]
         hits = [Hit(uid, ids[uid], score, lexical=raw[uid]) for uid, score in ranked]
-        if not exact:
-            return SearchHits(None, None, hits, mode, notes)
+        if not known:
+            return SearchHits(None, None, hits, mode)
         (answer,) = self._msearch(index, [
             q.inactive_matches(terms, None, kind=request.kind, tags=request.tags,
                                min_similarity=self.settings.min_similarity)
         ])
         inactive, matched = _total(answer), _total(found)
-        if matched is None or inactive is None:
-            return SearchHits(None, None, hits, "degraded", ["OpenSearch reported a lower bound"])
-        return SearchHits(matched, inactive, hits, mode, notes,
+        mode = search_mode(vectors_on=False, counts_known=matched is not None and inactive is not None)
+        if not exact(mode):
+            return SearchHits(None, None, hits, mode)
+        return SearchHits(matched, inactive, hits, mode,
                           inactive_uids=[h["_source"]["uid"] for h in answer["hits"]["hits"]])
 
     def _known(self, index: str, terms: list[str]) -> bool:

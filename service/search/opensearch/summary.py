@@ -18,13 +18,13 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from service import clock
-from service.domain.models import KINDS
-from service.domain.profiles import ProfileRef
-from service.domain.querylog import BUCKETS, Sourced
+from service.contract import BUCKET_LABELS, KINDS
+from service.domain.models import ProfileRef
+from service.domain.ports import Sourced
 from service.errors import BackendUnavailable
 from service.search.opensearch import aggregations as aggs
 from service.search.opensearch import templates as tpl
-from service.search.opensearch.canonical import Canonical
+from service.store.canonical import Canonical
 from service.search.opensearch.client import translated
 from service.search.opensearch.health import Health
 from service.store import aggregates as sql
@@ -62,7 +62,7 @@ def summary_body(response: dict[str, Any], distinct: int, titles: dict[str, str]
         },
         "daily": [{"date": d, "searches": per_day.get(d, (0, 0))[0], "zero_match": per_day.get(d, (0, 0))[1]}
                   for d in _days(first, last)],
-        "match_buckets": [{"label": label, "count": int(buckets[label]["doc_count"])} for label in BUCKETS],
+        "match_buckets": [{"label": label, "count": int(buckets[label]["doc_count"])} for label in BUCKET_LABELS],
         "top_queries": [{"query": b["key"], "count": int(b["doc_count"]),
                          "zero_match": int(b["zero_match"]["doc_count"])} for b in a["top_queries"]["buckets"]],
         "top_tags": [{"tag": b["key"], "count": int(b["doc_count"])} for b in a["top_tags"]["buckets"]],
@@ -179,7 +179,7 @@ class MirrorAggregates:
 
     def _canonical(self, profile: ProfileRef, what: str, canonical: Canonical_, reason: str, detail: str) -> Sourced:
         self._decide(profile, what, {"source": self.fallback_name, "reason": reason, "detail": detail[:300]})
-        return Sourced(canonical(), f"{self.fallback_name}; reason={reason}")
+        return Sourced(canonical(), self.fallback_name, reason)
 
     def _decide(self, profile: ProfileRef, what: str, decision: dict[str, Any]) -> None:
         with self._lock:

@@ -24,10 +24,6 @@ class SyncWorker:
     def start(self) -> None:
         self._thread.start()
 
-    def wake(self) -> None:
-        """Run the next cycle now (e.g. a push found the cluster down and rows wait)."""
-        self._wake.set()
-
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self._wake.set()

@@ -1,6 +1,12 @@
 // "What memory did not know": the knowledge-gap report (GET /api/{profile}/queries/gaps) and one group's
 // searches in the query log (#/queries?gap=<id>&days=<n>, from GET /api/{profile}/queries/gaps/{id}).
-// The dashboard's shared helpers come in as `ui` (h, api, card, table, ...), so this module has no import of its own.
+
+import { api, profilePath } from "./api.js";
+import { route } from "./app.js";
+import { card, empty, statusBadge, table, windowSelector } from "./components.js";
+import { factHref, fmtInt, fmtTime, h } from "./dom.js";
+import { QUERY_COLUMNS, queryRow, showQueryDetail } from "./queries.js";
+import { state } from "./state.js";
 
 const BARS = 12; // groups drawn per section; the table lists them all
 const QUERIES_SHOWN = 6; // distinct texts listed per group in the table (the group's page has every search)
@@ -26,8 +32,7 @@ export function gapHref(group, days) {
   return `#/queries?gap=${encodeURIComponent(group.id)}&days=${encodeURIComponent(days)}`;
 }
 
-function groupingNote(ui, grouping) {
-  const { h } = ui;
+function groupingNote(grouping) {
   const text = grouping.method === "semantic"
     ? `Grouped by meaning: embeddings of ${grouping.model}, cosine ≥ ${grouping.threshold}` +
       ` (the ${grouping.embedded_forms_max} most searched word-groups per section; the rest by shared words).`
@@ -36,14 +41,12 @@ function groupingNote(ui, grouping) {
   return h("p", { class: "muted gap-grouping", testid: "gap-grouping", dataset: { method: grouping.method } }, text);
 }
 
-function counts(ui, items, name) {
-  const { h } = ui;
+function counts(items, name) {
   if (!items || !items.length) return h("span", { class: "muted" }, "—");
-  return items.map((x) => `${x[name]} (${ui.fmtInt(x.count)})`).join(", ");
+  return items.map((x) => `${x[name]} (${fmtInt(x.count)})`).join(", ");
 }
 
-function bars(ui, section, days, label) {
-  const { h } = ui;
+function bars(section, days, label) {
   const shown = section.groups.slice(0, BARS);
   const max = Math.max(1, ...shown.map((g) => g.count));
   return h(
@@ -62,29 +65,27 @@ function bars(ui, section, days, label) {
         h("a", { href: gapHref(g, days), class: "gap-bar-label", tabindex: "-1", "aria-hidden": "true" }, g.representative),
         h("span", { class: "gap-bar", "aria-hidden": "true" },
           h("span", { style: `width:${Math.max(2, Math.round((100 * g.count) / max))}%` })),
-        h("span", { class: "gap-bar-count", "aria-hidden": "true" }, ui.fmtInt(g.count)),
+        h("span", { class: "gap-bar-count", "aria-hidden": "true" }, fmtInt(g.count)),
       ),
     ),
   );
 }
 
-function retiredFacts(ui, facts) {
-  const { h } = ui;
+function retiredFacts(facts) {
   if (!facts || !facts.length) return h("span", { class: "muted" }, "—");
   return h(
     "ul",
     { class: "gap-facts" },
     facts.map((f) =>
       h("li", { testid: "gap-retired-fact" },
-        h("a", { href: ui.factHref(f.uid), title: f.uid }, f.title || f.uid), " ",
-        f.status ? ui.statusBadge(f.status, "gap-retired-status") : null,
-        h("span", { class: "muted" }, ` ×${ui.fmtInt(f.count)}`)),
+        h("a", { href: factHref(f.uid), title: f.uid }, f.title || f.uid), " ",
+        f.status ? statusBadge(f.status, "gap-retired-status") : null,
+        h("span", { class: "muted" }, ` ×${fmtInt(f.count)}`)),
     ),
   );
 }
 
-function groupRow(ui, g, days, retired) {
-  const { h } = ui;
+function groupRow(g, days, retired) {
   const more = g.queries.length - QUERIES_SHOWN;
   return h(
     "tr",
@@ -92,18 +93,17 @@ function groupRow(ui, g, days, retired) {
     h("td", { class: "query-text" },
       h("a", { href: gapHref(g, days), testid: "gap-link" }, g.representative),
       h("ul", { class: "gap-queries" },
-        g.queries.slice(0, QUERIES_SHOWN).map((q) => h("li", { testid: "gap-query" }, q.query, h("span", { class: "muted" }, ` ×${ui.fmtInt(q.count)}`))),
+        g.queries.slice(0, QUERIES_SHOWN).map((q) => h("li", { testid: "gap-query" }, q.query, h("span", { class: "muted" }, ` ×${fmtInt(q.count)}`))),
         more > 0 ? h("li", { class: "muted" }, `and ${more} more`) : null)),
-    h("td", { class: "num" }, ui.fmtInt(g.count)),
-    h("td", { class: "num wide-only" }, ui.fmtInt(g.queries.length)),
-    h("td", { class: "nowrap wide-only" }, `${ui.fmtTime(g.first_seen)} – ${ui.fmtTime(g.last_seen)}`),
-    h("td", { class: "wide-only" }, counts(ui, g.tags, "tag"), h("br"), counts(ui, g.kinds, "kind")),
-    retired ? h("td", {}, retiredFacts(ui, g.retired_facts)) : null,
+    h("td", { class: "num" }, fmtInt(g.count)),
+    h("td", { class: "num wide-only" }, fmtInt(g.queries.length)),
+    h("td", { class: "nowrap wide-only" }, `${fmtTime(g.first_seen)} – ${fmtTime(g.last_seen)}`),
+    h("td", { class: "wide-only" }, counts(g.tags, "tag"), h("br"), counts(g.kinds, "kind")),
+    retired ? h("td", {}, retiredFacts(g.retired_facts)) : null,
   );
 }
 
-function sectionCard(ui, body, spec) {
-  const { h } = ui;
+function sectionCard(body, spec) {
   const section = body[spec.key];
   const retired = spec.key === "retired_only";
   const headers = ["Topic (searched texts)", { label: "Searches", num: true }, { label: "Texts", num: true, wide: true },
@@ -112,34 +112,33 @@ function sectionCard(ui, body, spec) {
   const stats = h(
     "p",
     { class: "gap-totals", testid: "gap-totals" },
-    `${ui.fmtInt(section.searches)} searches, ${ui.fmtInt(section.distinct_queries)} distinct texts, ` +
-      `${ui.fmtInt(section.groups.length)} groups.`,
+    `${fmtInt(section.searches)} searches, ${fmtInt(section.distinct_queries)} distinct texts, ` +
+      `${fmtInt(section.groups.length)} groups.`,
     section.capped
-      ? h("strong", { testid: "gap-capped" }, ` Only the ${ui.fmtInt(section.grouped_queries)} most searched texts ` +
-          `(${ui.fmtInt(section.grouped_searches)} searches) are grouped.`)
+      ? h("strong", { testid: "gap-capped" }, ` Only the ${fmtInt(section.grouped_queries)} most searched texts ` +
+          `(${fmtInt(section.grouped_searches)} searches) are grouped.`)
       : null,
   );
-  return ui.card(
+  return card(
     spec.title,
     { id: `h-gap-${spec.key}`, class: "wide", testid: `gaps-${spec.key}`, help: spec.help },
     stats,
     section.groups.length
       ? [
-          bars(ui, section, body.days, spec.title),
+          bars(section, body.days, spec.title),
           h("details", { class: "alt", open: true },
             h("summary", {}, "Groups as a table"),
-            ui.table(headers, section.groups.map((g) => groupRow(ui, g, body.days, retired)),
+            table(headers, section.groups.map((g) => groupRow(g, body.days, retired)),
               { testid: `gap-table-${spec.key}`, caption: spec.title, captionHidden: true })),
         ]
-      : ui.empty(spec.empty, `gaps-empty-${spec.key}`),
+      : empty(spec.empty, `gaps-empty-${spec.key}`),
   );
 }
 
 // The view at #/gaps.
-export async function viewGaps(view, seq, ui) {
-  const { h, state } = ui;
+export async function viewGaps(view, seq) {
   const days = state.days;
-  const body = await ui.api(ui.profilePath("queries/gaps"), { days });
+  const body = await api(profilePath("queries/gaps"), { days });
   if (seq !== state.renderSeq) return;
   view.replaceChildren(
     h(
@@ -147,26 +146,25 @@ export async function viewGaps(view, seq, ui) {
       { class: "view-head" },
       h("div", {}, h("h1", {}, "What memory did not know"),
         h("p", { class: "muted" }, `${body.from} – ${body.to} (UTC), ${days} days`)),
-      ui.windowSelector(() => ui.route()),
+      windowSelector(() => route()),
     ),
-    groupingNote(ui, body.grouping),
-    h("div", { class: "grid" }, SECTIONS.map((spec) => sectionCard(ui, body, spec))),
+    groupingNote(body.grouping),
+    h("div", { class: "grid" }, SECTIONS.map((spec) => sectionCard(body, spec))),
   );
 }
 
 // The query log narrowed to one group's searches: #/queries?gap=<id>&days=<n>.
-export async function viewGapSearches(view, seq, params, ui) {
-  const { h, state } = ui;
+export async function viewGapSearches(view, seq, params) {
   const id = params.get("gap");
   const days = Number(params.get("days")) || state.days;
-  const body = await ui.api(ui.profilePath(`queries/gaps/${encodeURIComponent(id)}`), { days, limit: 500 });
+  const body = await api(profilePath(`queries/gaps/${encodeURIComponent(id)}`), { days, limit: 500 });
   if (seq !== state.renderSeq) return;
   const detail = h("div", { class: "detail", testid: "query-detail-slot" });
   const rows = body.queries.map((q) => {
-    const tr = ui.queryRow(q, () => {
+    const tr = queryRow(q, () => {
       for (const other of view.querySelectorAll("tr.selected")) other.classList.remove("selected");
       tr.classList.add("selected");
-      ui.showQueryDetail(detail, q.id, seq);
+      showQueryDetail(detail, q.id, seq);
     });
     return tr;
   });
@@ -179,7 +177,7 @@ export async function viewGapSearches(view, seq, params, ui) {
       "div",
       { class: "filter-banner", role: "status", testid: "gap-filter" },
       h("span", {}, "Showing the searches of the gap ", h("strong", { testid: "gap-filter-name" }, `“${body.group.representative}”`),
-        ` (${section}): ${ui.fmtInt(body.total)} searches, ${ui.fmtInt(body.group.queries.length)} distinct texts` +
+        ` (${section}): ${fmtInt(body.total)} searches, ${fmtInt(body.group.queries.length)} distinct texts` +
           (body.total > body.queries.length ? `, the ${body.queries.length} newest shown.` : ".")),
       " ",
       h("a", { href: "#/queries", testid: "gap-filter-clear" }, "Show all searches"),
@@ -187,10 +185,10 @@ export async function viewGapSearches(view, seq, params, ui) {
       h("a", { href: "#/gaps" }, "Back to the gaps"),
     ),
     detail,
-    ui.card(
+    card(
       `Searches of this gap (${body.queries.length})`,
       { id: "h-queries", class: "wide" },
-      ui.table(ui.QUERY_COLUMNS, rows, { testid: "queries-table", caption: "Searches of this gap", captionHidden: true }),
+      table(QUERY_COLUMNS, rows, { testid: "queries-table", caption: "Searches of this gap", captionHidden: true }),
     ),
   );
 }

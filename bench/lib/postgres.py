@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for the test session, from the machine's own binaries.
+"""A throwaway PostgreSQL cluster (for the test session and bench/summary.py), from the machine's own binaries.
 
 TEST_DATABASE_URL (a server you run) wins. Otherwise initdb + pg_ctl from /usr/lib/postgresql/*/bin
 (or PATH) into a temp dir on a free port; as root they run as the `postgres` user (PostgreSQL refuses
@@ -15,6 +15,8 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,3 +112,23 @@ def fresh_database(admin_url: str, name: str) -> str:
             time.sleep(0.2)
     engine.dispose()
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@contextmanager
+def throwaway_database(name: str) -> Iterator[str | None]:
+    """A fresh database `name` on TEST_DATABASE_URL's server, else on a cluster started for the block (and
+    stopped after it); None (with the reason printed) when neither is possible."""
+    cluster = from_env()
+    started = None
+    if cluster is None:
+        try:
+            cluster = started = start_cluster()
+        except PostgresUnavailable as exc:
+            print(f"\n[postgres] skipped: {exc}")
+            yield None
+            return
+    try:
+        yield fresh_database(cluster.url, name)
+    finally:
+        if started is not None:
+            started.stop()

@@ -1,4 +1,5 @@
-"""What the mirror reads from and records in the canonical store (SQL only; no OpenSearch here).
+"""What the OpenSearch mirror reads from and records in the canonical store: the outbox, rows with their
+versions and vectors (SQL only, on the store side; the search adapter calls it, and no OpenSearch is here).
 
 Versions are always read BEFORE the content they go with (outbox rows first, canonical rows after): the
 content sent is then at least as new as its version, never older, so the real newer change is never the
@@ -16,8 +17,9 @@ import sqlalchemy as sa
 from sqlmodel import col
 
 from service.clock import utcnow
-from service.domain.outbox import Outbox
+from service.store.outbox import Outbox
 from service.store import repository as repo
+from service.store import vectors
 from service.store.engine import Database
 from service.store.tables import FactRow, FactVector, OutboxRow, Profile, QueryLogRow
 
@@ -131,7 +133,7 @@ class Canonical:
             stmt.where(col(FactRow.id) > after_id).order_by(col(FactRow.id)).limit(limit)
         with self.db.read() as session:
             rows = session.execute(stmt).all()
-        return [(r[0], repo.decode_vector(r[1]) if r[1] is not None else None) for r in rows]
+        return [(r[0], vectors.decode(r[1]) if r[1] is not None else None) for r in rows]
 
     def queries(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
                 limit: int = PAGE) -> list[QueryLogRow]:
@@ -167,26 +169,11 @@ class Canonical:
     def unembedded(self, limit: int) -> list[FactRow]:
         """Facts (any profile) without a vector of the current model, oldest first (redacted facts have none
         on purpose)."""
-        current = sa.select(FactVector.fact_id).where(FactVector.model == self.model_id)
-        with self.db.read() as session:
-            return [r[0] for r in session.execute(
-                sa.select(FactRow).where(col(FactRow.id).not_in(current), col(FactRow.redacted_at).is_(None))
-                .order_by(col(FactRow.id)).limit(limit)
-            ).all()]
+        return vectors.unembedded(self.db, self.model_id, limit)
 
-    def store_vectors(self, profile_id: int, vectors: dict[int, np.ndarray]) -> None:
-        """Save vectors made after the fact and enqueue the facts again, under the profile lock, so the
-        new outbox ids are larger than any earlier change of those facts (their external versions)."""
-        outbox = Outbox(enabled=True)
-        now = utcnow()
-        with self.db.write() as session:
-            repo.lock_profile(session, profile_id)
-            rows = repo.fact_rows_by_id(session, profile_id, list(vectors))
-            for fact_id, vector in vectors.items():
-                row = rows.get(fact_id)
-                if row is not None:
-                    repo.put_vector(session, row, self.model_id, vector, now)
-                    outbox.fact_changed(session, row)
+    def store_vectors(self, profile_id: int, made: dict[int, np.ndarray]) -> None:
+        """Save vectors made after the fact and enqueue the facts again (service.store.vectors.store)."""
+        vectors.store(self.db, profile_id, self.model_id, made, requeue=Outbox(enabled=True))
 
     def counts(self, profile_id: int) -> tuple[int, int]:
         """(facts, query-log rows) of the profile, for progress bars."""

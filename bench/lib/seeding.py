@@ -1,0 +1,88 @@
+"""Seeding a store fast for the benchmarks: N corpus facts embedded in batches (embed_documents), then
+bulk INSERTed into facts / fact_tags / fact_vectors with change_seq set and profiles.fact_seq bumped, so the
+embedded index picks them up exactly as if they had been written one by one."""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import sqlalchemy as sa
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from bench.lib.corpus import FactMaker
+from bench.lib.measure import advance, console, set_torch_threads
+from service.container import Services
+from service.domain.models import ProfileRef, embedding_text
+from service.store.tables import FactRow, FactTag, FactVector, Profile
+
+EMBED_BATCH = 256
+INSERT_CHUNK = 2000
+
+
+def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker, seed_threads: int) -> dict[str, float]:
+    facts = [maker.make() for _ in range(n)]
+    now = datetime.now(timezone.utc)
+    rng = random.Random(n)
+    embedder = services.embedder
+    vectors: np.ndarray | None = None
+    timings: dict[str, float] = {}
+    progress = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, transient=False)
+    with progress:
+        if embedder.enabled:
+            set_torch_threads(seed_threads)
+            task = progress.add_task("embedding facts", total=n)
+            started = time.perf_counter()
+            parts = []
+            for i in range(0, n, EMBED_BATCH):
+                batch = facts[i:i + EMBED_BATCH]
+                parts.append(embedder.embed_documents([embedding_text(f["title"], f["text"]) for f in batch]))
+                advance(progress, task, len(batch))
+            vectors = np.concatenate(parts) if parts else None
+            timings["embed_s"] = time.perf_counter() - started
+            set_torch_threads(services.settings.torch_threads)
+        task = progress.add_task("inserting rows", total=n)
+        started = time.perf_counter()
+        with services.db.read() as session:
+            base_id = int(session.execute(sa.select(sa.func.coalesce(sa.func.max(FactRow.id), 0))).scalar_one())
+            base_seq = int(session.execute(sa.select(Profile.fact_seq).where(Profile.id == profile.id)).scalar_one())
+        for start in range(0, n, INSERT_CHUNK):
+            fact_rows, tag_rows, vec_rows = [], [], []
+            for i in range(start, min(n, start + INSERT_CHUNK)):
+                f = facts[i]
+                fid = base_id + i + 1
+                created = now - timedelta(days=rng.randrange(400), seconds=rng.randrange(86400))
+                status = rng.choices(("active", "retired", "superseded"), (0.9, 0.05, 0.05))[0]
+                retired = created + timedelta(seconds=1) if status == "retired" else None
+                fact_rows.append({
+                    "id": fid, "profile_id": profile.id, "uid": f"f_seed{fid:08d}", "title": f["title"],
+                    "text": f["text"], "kind": f["kind"], "tags": f["tags"], "status": status, "created_at": created,
+                    "updated_at": retired or created, "retired_at": retired,
+                    "retire_reason": "no longer true" if retired else None,
+                    "superseded_by": f"f_seed{fid + 1:08d}" if status == "superseded" else None,
+                    "created_day": created.date(), "retired_day": retired.date() if retired else None,
+                    "change_seq": base_seq + i + 1,
+                })
+                for t in f["tags"]:
+                    tag_rows.append({"fact_id": fid, "tag": t, "profile_id": profile.id, "current": True,
+                                     "active": status == "active"})
+                if vectors is not None:
+                    vec_rows.append({"fact_id": fid, "profile_id": profile.id, "model": embedder.model_id,
+                                     "dim": int(vectors.shape[1]), "vector": vectors[i].astype(np.float32).tobytes(),
+                                     "created_at": now})
+            with services.db.write() as session:
+                session.execute(sa.insert(FactRow), fact_rows)
+                session.execute(sa.insert(FactTag), tag_rows)
+                if vec_rows:
+                    session.execute(sa.insert(FactVector), vec_rows)
+            advance(progress, task, len(fact_rows))
+        with services.db.write() as session:
+            session.execute(sa.update(Profile).where(Profile.id == profile.id).values(fact_seq=base_seq + n))
+        timings["insert_s"] = time.perf_counter() - started
+    del facts, vectors
+    gc.collect()
+    return timings

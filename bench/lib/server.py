@@ -1,0 +1,74 @@
+"""Running the service for a benchmark: `memory serve` in its own process (as deployed), or the app in a
+uvicorn thread of this process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from bench.lib.postgres import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def running(app: FastAPI) -> Iterator[str]:
+    """The app on a free loopback port, served by uvicorn in a thread of this process; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False)
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        if not thread.is_alive() or time.time() > deadline:
+            raise RuntimeError("server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@contextmanager
+def served(data_dir: Path, env: dict[str, str], *, warm_search: str = "embedded") -> Iterator[tuple[str, int]]:
+    """`memory serve` in its own process (the client does not share its GIL), with these MEMORY_* variables.
+    Waits until the embedder is loaded and the search index is warm (embedded: a profile loaded; opensearch:
+    indices built and backfilled), so the timings are those of a running service. Yields (base URL, pid)."""
+    port = free_port()
+    full_env = {**os.environ, "MEMORY_DATA_DIR": str(data_dir), "MEMORY_PORT": str(port), **env}
+    proc = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=full_env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 180
+        while True:
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("memory serve did not become ready")
+            try:
+                ready = httpx.get(f"{base_url}/readyz", timeout=2).json()
+                checks = ready["checks"]
+                search = checks["search"]
+                warm = search.get("profiles_loaded") if warm_search == "embedded" else (
+                    search.get("state") == "ready" and search.get("profiles_ready"))
+                if checks["embedder"]["state"] in ("ready", "disabled") and warm:
+                    break
+            except (httpx.HTTPError, KeyError, ValueError):
+                pass
+            time.sleep(0.2)
+        yield base_url, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(30)

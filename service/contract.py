@@ -1,0 +1,61 @@
+"""The contract's limits, in one place (CONTRACT.md, seed-spec): lengths, counts, tag syntax, kinds, statuses,
+page sizes and windows. Validation (service.domain.validation), the MCP tool schemas, the REST parameters and
+the dashboard (which fetches `for_dashboard()` as /ui/contract.json) all read them from here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+KINDS = ("user", "preference", "project", "reference", "research", "decision")
+STATUSES = ("active", "retired", "superseded")
+
+PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+PROFILE_NAME_MAX = 63
+
+TITLE_MAX = 200
+TEXT_MAX = 8000
+QUERY_MAX = 1000
+REASON_MAX = 500
+UID_MAX = 40
+
+TAGS_MAX = 20  # per fact, and per search filter
+TAG_MAX = 64
+TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]*$")  # after trimming and lower-casing: c#, c++, f#
+# What a client may send (before normalising): the input schema states this, never anything stricter.
+TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9._:/+#-]*\s*$"
+TAG_CHARACTERS = "letters, digits, . _ : / + # -"
+
+SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX = 8, 50  # memory_search
+RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX = 10, 50  # memory_recent
+LISTING_DEFAULT, LISTING_MAX = 50, 500  # the query-log listing
+FACTS_PAGE_DEFAULT, FACTS_PAGE_MAX = 50, 200  # the REST facts listing
+DAYS_DEFAULT, DAYS_MAX = 30, 365  # summary and stats windows, whole UTC days
+INACTIVE_SHOWN = 5  # retired/superseded facts a search keeps (closest first)
+TOP_N = 10  # entries of each top list
+
+MAX_ROW_ID = 2**31 - 1  # row ids are INTEGER columns: the largest PostgreSQL stores (SQLite would take more)
+
+# The summary's match buckets over known matched_count values: (label, lowest, highest or None). "0" is the
+# zero_match count; the buckets plus unknown_matched add up to the searches of the window.
+MATCH_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
+    ("0", 0, 0), ("1", 1, 1), ("2-5", 2, 5), ("6-20", 6, 20), ("21+", 21, None),
+)
+BUCKET_LABELS = tuple(label for label, _, _ in MATCH_BUCKETS)
+
+
+def for_dashboard() -> dict[str, Any]:
+    """What the dashboard needs to know of the contract (served as JSON at /ui/contract.json)."""
+    return {
+        "kinds": list(KINDS),
+        "statuses": list(STATUSES),
+        "days_max": DAYS_MAX,
+        "days_default": DAYS_DEFAULT,
+        "listing_max": LISTING_MAX,
+        "listing_default": LISTING_DEFAULT,
+        "facts_page_default": FACTS_PAGE_DEFAULT,
+        "facts_page_max": FACTS_PAGE_MAX,
+        "tag_max": TAG_MAX,
+        "match_buckets": list(BUCKET_LABELS),
+    }

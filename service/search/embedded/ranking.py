@@ -1,0 +1,68 @@
+"""The embedded backend's ranking steps, one function each, public so that bench/ times and calls them
+instead of copying them: the lexical pass (match rule + BM25 top list), the vector pass (threshold + cosine
+top list), the fusion weights and the fused top of the list. EmbeddedSearch._search is these steps in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from service.search import lexical
+from service.search.embedded.index import ProfileIndex
+from service.search.fusion import fuse
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One sub-query over a profile's rows: which rows match by its rule, and the best `depth` of the
+    active matches with their raw scores (the sub-query's list that fusion normalises)."""
+
+    matched: np.ndarray  # bool per row, any status
+    top: dict[int, float]
+
+
+def best(rows: np.ndarray, scores: np.ndarray, depth: int) -> dict[int, float]:
+    """The `depth` best rows by score (stable: ties keep row order), with their scores."""
+    order = np.argsort(-scores, kind="stable")[:depth]
+    return {int(rows[i]): float(scores[i]) for i in order}
+
+
+def term_counts(index: ProfileIndex, terms: list[str]) -> np.ndarray:
+    """How many of the informative terms each row contains (zeros when there are none)."""
+    return index.term_counts(terms) if terms else np.zeros(index.size, dtype=np.int32)
+
+
+def lexical_pass(index: ProfileIndex, terms: list[str], counts: np.ndarray, active: np.ndarray,
+                 depth: int) -> Pass:
+    """The lexical rule (service.search.lexical.required_terms) and BM25 of the active rows it matches."""
+    if terms:
+        matched = counts >= lexical.required_terms(len(terms))
+    else:
+        matched = np.zeros(index.size, dtype=bool)
+    rows = np.nonzero(active & matched)[0]
+    return Pass(matched, best(rows, index.bm25(terms, rows), depth))
+
+
+def vector_pass(sims: np.ndarray | None, size: int, active: np.ndarray, min_similarity: float,
+                depth: int) -> Pass:
+    """Rows at cosine >= min_similarity, and the closest active ones (none without similarities)."""
+    if sims is None:
+        return Pass(np.zeros(size, dtype=bool), {})
+    matched = sims >= min_similarity
+    rows = np.nonzero(active & matched)[0]
+    return Pass(matched, best(rows, sims[rows], depth))
+
+
+def fusion_weights(vectors_on: bool, lexical_weight: float, vector_weight: float) -> list[float]:
+    """[lexical, vector] (just [1.0] without vectors); equal weights if both were set to 0."""
+    weights = [lexical_weight, vector_weight] if vectors_on else [1.0]
+    return weights if sum(weights) > 0 else [1.0] * len(weights)
+
+
+def fused(lexical_top: dict[int, float], vector_top: dict[int, float], vectors_on: bool, weights: list[float],
+          limit: int) -> list[tuple[int, float]]:
+    """The best `limit` rows by the shared fusion of the sub-query lists, with their fused scores."""
+    sub_queries = [lexical_top, vector_top] if vectors_on else [lexical_top]
+    return fuse(sub_queries, weights)[:limit]

@@ -1,0 +1,90 @@
+"""Fact vectors, one owner: how they are stored and read, which facts still lack one of the current model,
+and storing a batch made after the facts were written (by the write path, a search's catch-up, the mirror's
+worker or `memory reindex`). What is embedded for a fact is service.domain.models.embedding_text."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from service.clock import utcnow
+from service.store import repository as repo
+from service.store.engine import Database
+from service.store.outbox import Outbox
+from service.store.tables import FactRow, FactVector
+
+
+def put(session: Session, row: FactRow, model: str, vector: np.ndarray, now: datetime) -> None:
+    """The fact's vector of `model`, replacing any earlier one (one vector per fact)."""
+    assert row.id is not None
+    data = np.asarray(vector, dtype=np.float32).tobytes()
+    existing = session.get(FactVector, row.id)
+    if existing is None:
+        session.add(
+            FactVector(
+                fact_id=row.id, profile_id=row.profile_id, model=model, dim=int(vector.shape[0]), vector=data,
+                created_at=now,
+            )
+        )
+    else:
+        existing.model, existing.dim, existing.vector, existing.created_at = model, int(vector.shape[0]), data, now
+        session.add(existing)
+
+
+def decode(vec: FactVector) -> np.ndarray:
+    return np.frombuffer(vec.vector, dtype=np.float32, count=vec.dim)
+
+
+def store(db: Database, profile_id: int, model: str, vectors: dict[int, np.ndarray], *,
+          requeue: Outbox | None = None) -> None:
+    """Save vectors (fact id -> vector) made after the facts were written, in one transaction. `requeue`:
+    also enqueue the facts for the search mirror again, under the profile lock, so the new outbox ids are
+    larger than any earlier change of those facts (their external versions)."""
+    now = utcnow()
+    with db.write() as session:
+        if requeue is not None:
+            repo.lock_profile(session, profile_id)
+        rows = repo.fact_rows_by_id(session, profile_id, list(vectors))
+        for fact_id, vector in vectors.items():
+            row = rows.get(fact_id)
+            if row is not None:
+                put(session, row, model, vector, now)
+                if requeue is not None:
+                    requeue.fact_changed(session, row)
+
+
+def models(session: Session) -> dict[str, int]:
+    """Stored vectors per model, every profile."""
+    rows = session.execute(sa.select(FactVector.model, sa.func.count()).group_by(FactVector.model)).all()
+    return {str(m): int(n) for m, n in rows}
+
+
+def models_of(session: Session, profile_id: int) -> dict[str, int]:
+    rows = session.execute(
+        sa.select(FactVector.model, sa.func.count()).where(FactVector.profile_id == profile_id)
+        .group_by(FactVector.model)
+    ).all()
+    return {str(m): int(n) for m, n in rows}
+
+
+def needing(session: Session, profile_id: int, model: str, *, everything: bool) -> list[int]:
+    """Ids of the profile's facts without a vector of `model` (all of its facts with `everything`); a redacted
+    fact has no vector on purpose (its words are gone)."""
+    stmt = select(FactRow.id).where(FactRow.profile_id == profile_id, col(FactRow.redacted_at).is_(None))
+    if not everything:
+        current = select(FactVector.fact_id).where(FactVector.profile_id == profile_id, FactVector.model == model)
+        stmt = stmt.where(col(FactRow.id).not_in(current))
+    return [int(i) for i in session.exec(stmt.order_by(col(FactRow.id))).all()]
+
+
+def unembedded(db: Database, model: str, limit: int) -> list[FactRow]:
+    """Facts (any profile) without a vector of `model`, oldest first (redacted facts have none on purpose)."""
+    current = sa.select(FactVector.fact_id).where(FactVector.model == model)
+    with db.read() as session:
+        return [r[0] for r in session.execute(
+            sa.select(FactRow).where(col(FactRow.id).not_in(current), col(FactRow.redacted_at).is_(None))
+            .order_by(col(FactRow.id)).limit(limit)
+        ).all()]

@@ -1,0 +1,207 @@
+"""The layout rules, read from the source with `ast`, so that they survive the next change.
+
+Dependencies point one way (README "Layout"):
+
+    faces (api, mcp, cli) -> container (wiring) -> application (domain) -> ports <- adapters (store, search,
+    embedding), with pure rules and types at the bottom, importable by every layer.
+
+The search adapters may read the canonical store (their indexes are derived from it); nothing else crosses
+between adapters, and no adapter reaches up into the application, the wiring or a face. Every import is
+counted, at module level or inside a function, under TYPE_CHECKING or not.
+
+And no module is a monolith: a .py file has at most 400 lines, a dashboard script at most 500.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PY_MAX_LINES = 400
+JS_MAX_LINES = 500
+
+# Pure rules and types: no I/O, no knowledge of any layer above. Every layer may import them.
+PURE = {
+    "service", "service.errors", "service.clock", "service.ids", "service.config", "service.logs",
+    "service.contract", "service.domain.models", "service.domain.validation", "service.domain.reports",
+    "service.search.lexical", "service.search.readable", "service.search.fusion", "service.search.mode",
+    "service.domain.gaps",  # the gap report's grouping rule (the store's reader builds its MissedQuery)
+}
+# The ports, and the policy of calling the embedder port (embed_gate: both the domain and the embedded
+# backend ask it when the embedder may be called).
+PORTS = {"service.domain.ports", "service.domain.embed_gate"}
+
+# (layer, module prefix), most specific first: the first prefix a module starts with gives its layer.
+PREFIXES = [
+    ("wiring", "service.container"),
+    ("face", "service.api"), ("face", "service.mcp"), ("face", "service.cli"), ("face", "service.__main__"),
+    ("store", "service.store"), ("search", "service.search"), ("embedding", "service.embedding"),
+    ("application", "service.domain"),
+]
+ALLOWED = {
+    "pure": {"pure"},
+    "ports": {"ports", "pure"},
+    "application": {"application", "ports", "pure"},
+    "store": {"store", "ports", "pure"},
+    "search": {"search", "store", "ports", "pure"},
+    "embedding": {"embedding", "ports", "pure"},
+    "wiring": {"wiring", "application", "store", "search", "embedding", "ports", "pure"},
+    "face": {"face", "wiring", "application", "ports", "pure"},
+}
+# Arrows still pointing the wrong way, each one named: the application still opens store transactions
+# itself instead of through a port. The list may only shrink (an entry no longer needed fails too).
+KNOWN = {
+    ("service.domain.as_of", "service.store.engine"),
+    ("service.domain.as_of", "service.store.history"),
+    ("service.domain.as_of", "service.store.redactions"),
+    ("service.domain.as_of", "service.store.repository"),
+    ("service.domain.as_of", "service.store.tables"),
+    ("service.domain.facts", "service.store.engine"),
+    ("service.domain.facts", "service.store.outbox"),
+    ("service.domain.facts", "service.store.redactions"),
+    ("service.domain.facts", "service.store.repository"),
+    ("service.domain.facts", "service.store.tables"),
+    ("service.domain.facts", "service.store.vectors"),
+    ("service.domain.import_check", "service.store.tables"),
+    ("service.domain.portability", "service.store.engine"),
+    ("service.domain.portability", "service.store.outbox"),
+    ("service.domain.portability", "service.store.redactions"),
+    ("service.domain.portability", "service.store.repository"),
+    ("service.domain.portability", "service.store.tables"),
+    ("service.domain.profiles", "service.store.engine"),
+    ("service.domain.profiles", "service.store.repository"),
+    ("service.domain.profiles", "service.store.tables"),
+    ("service.domain.querylog", "service.store.aggregates"),
+    ("service.domain.querylog", "service.store.engine"),
+    ("service.domain.querylog", "service.store.outbox"),
+    ("service.domain.querylog", "service.store.repository"),
+    ("service.domain.querylog", "service.store.tables"),
+    ("service.domain.redaction", "service.store.engine"),
+    ("service.domain.redaction", "service.store.outbox"),
+    ("service.domain.redaction", "service.store.redactions"),
+    ("service.domain.redaction", "service.store.repository"),
+    ("service.domain.redaction", "service.store.tables"),
+    ("service.domain.search", "service.store.engine"),
+    ("service.domain.search", "service.store.repository"),
+    ("service.domain.stats", "service.store.aggregates"),
+    ("service.domain.stats", "service.store.engine"),
+    ("service.domain.vectors", "service.store.engine"),
+    ("service.domain.vectors", "service.store.repository"),
+    ("service.domain.vectors", "service.store.vectors"),
+}
+
+
+def layer(module: str) -> str:
+    if module in PURE:
+        return "pure"
+    if module in PORTS:
+        return "ports"
+    for name, prefix in PREFIXES:
+        if module == prefix or module.startswith(prefix + "."):
+            return name
+    raise AssertionError(f"{module}: no layer; add it to tests/test_layout.py")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The service modules a file imports (`from service.x import y` counts y when it is a module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names}
+            found.update(name for name in submodules if is_module(name))
+            if not all(is_module(name) for name in submodules):  # names defined in the module itself
+                found.add(node.module)
+    return {name for name in found if name.split(".")[0] == "service" and is_module(name)}
+
+
+def is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def sources(*folders: str, suffix: str = ".py") -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob(f"*{suffix}")
+                  if "vendor" not in p.parts and "node_modules" not in p.parts and ".venv" not in p.parts)
+
+
+def wrong_arrows() -> set[tuple[str, str]]:
+    arrows = set()
+    for path in sources("service"):
+        here = module_name(path)
+        for target in imports(path):
+            if layer(target) not in ALLOWED[layer(here)] and target != here:
+                arrows.add((here, target))
+    return arrows
+
+
+def test_dependencies_point_one_way() -> None:
+    wrong = wrong_arrows()
+    new = sorted(wrong - KNOWN)
+    assert not new, "imports against the layering (README 'Layout'):\n" + "\n".join(f"  {a} -> {b}" for a, b in new)
+    fixed = sorted(KNOWN - wrong)
+    assert not fixed, "no longer imported, take them off KNOWN:\n" + "\n".join(f"  {a} -> {b}" for a, b in fixed)
+
+
+def test_no_layer_imports_the_wiring_but_the_faces() -> None:
+    """container.py is the one place that picks backends: only the faces (and bench/) call it."""
+    for path in sources("service"):
+        here = module_name(path)
+        if layer(here) not in ("face", "wiring"):
+            assert "service.container" not in imports(path), here
+
+
+def test_only_the_opensearch_adapter_imports_opensearchpy() -> None:
+    for path in sources("service"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        if any(name.split(".")[0] == "opensearchpy" for name in names):
+            assert module_name(path).startswith("service.search.opensearch"), path
+
+
+def test_bench_does_not_import_the_tests() -> None:
+    for path in sources("bench"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not any(name.split(".")[0] == "tests" for name in names), path
+
+
+@pytest.mark.parametrize("folder", ["service", "bench", "tests"])
+def test_no_python_module_passes_400_lines(folder: str) -> None:
+    long = {str(p.relative_to(ROOT)): n for p in sources(folder)
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > PY_MAX_LINES}
+    assert not long, f"split these modules (at most {PY_MAX_LINES} lines): {long}"
+
+
+def test_no_dashboard_script_passes_500_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in sources("service/ui", suffix=".js")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > JS_MAX_LINES}
+    assert not long, f"split these scripts (at most {JS_MAX_LINES} lines): {long}"
+
+
+def test_every_service_module_has_a_layer() -> None:
+    for path in sources("service"):
+        layer(module_name(path))
+
+
+def test_every_service_import_names_a_module_or_a_name_in_one() -> None:
+    """`from service.x import y` where service.x does not exist (a module moved) fails here, not in a face."""
+    for path in sources("service", "tests", "bench"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("service"):
+                assert is_module(node.module or ""), f"{path.relative_to(ROOT)}: no module {node.module}"
