@@ -48,6 +48,13 @@ def test_breakdown_runs() -> None:
     assert "HTTP + MCP framing" in out and "query-log write" in out
 
 
+@pytest.mark.model
+def test_floor_runs() -> None:
+    out = run("bench/floor.py", "--facts", "20", "--calls", "5")
+    assert "round trip" in out and "query embed" in out and "fact embed" in out
+    assert "memory_search" in out and "memory_write" in out and "above the floor" in out
+
+
 def test_search_latency_against_opensearch_runs(real_opensearch: str) -> None:
     out = run("bench/search_latency.py", "--sizes", "30", "--queries", "4", "--repeated", "2", "--writes", "1",
               "--embedder", "none", "--search", "opensearch", "--opensearch-url", real_opensearch)
