@@ -104,7 +104,8 @@ class ProfileIndex:
             self.missing_vectors.add(row)
 
     def _remove(self, row: int, fact: IndexedFact) -> None:
-        """A redacted fact leaves the index: its words, vector and tags go; its row number stays unused."""
+        """A redacted fact leaves this in-memory search index (derived; the canonical row stays, redacted): its
+        words, vector and tags go; its row number stays unused."""
         self._db.execute("DELETE FROM fts WHERE rowid = ?", (row + 1,))
         for tag in self.tags_of[row]:
             self.tag_rows[tag].discard(row)
