@@ -230,8 +230,10 @@ class FactService:
             )
 
     def facts_by_uid(self, profile: ProfileRef, uids: list[str]) -> dict[str, Fact]:
-        with self.db.read() as session:
-            return {u: repo.to_fact(r) for u, r in repo.fact_rows_by_uid(session, profile.id, uids).items()}
+        if not uids:
+            return {}
+        with self.db.connect() as conn:
+            return repo.facts_by_uid(conn, profile.id, uids)
 
     # --- helpers ----------------------------------------------------------------------------------
 

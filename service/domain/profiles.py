@@ -121,18 +121,16 @@ class ProfileService:
         if token is None:
             raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
         digest = ids.hash_token(token)
-        with self.db.read() as session:
-            found = repo.token_by_hash(session, digest)
-        if found is None:
-            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
-        row, profile = found
+        with self.db.connect() as conn:  # every request asks: one Core SELECT, no ORM session
+            found = repo.token_credential(conn, digest)
         if (
-            not ids.same_hash(row.token_hash, digest)
-            or row.revoked_at is not None
-            or (profile_name is not None and profile.name != profile_name)
+            found is None
+            or not ids.same_hash(found.token_hash, digest)
+            or found.revoked_at is not None
+            or (profile_name is not None and found.profile_name != profile_name)
         ):
             raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
-        return _ref(profile)
+        return ProfileRef(id=found.profile_id, name=found.profile_name, created_at=found.profile_created_at)
 
 
 UNAUTHORIZED_MESSAGE = (

@@ -86,14 +86,14 @@ class QueryLog:
             {"uid": s.fact.uid, "score": _score(s.score), "lexical": _score(s.lexical), "vector": _score(s.vector)}
             for s in returned
         ]
-        with self.db.write() as session:
-            query_id = repo.insert_query_log(session, {
+        with self.db.transaction() as conn:
+            query_id = repo.insert_query_log(conn, {
                 "profile_id": profile.id, "query": request.query, "tags": list(request.tags), "kind": request.kind,
                 "limit": request.limit, "matched_count": found.matched_count, "returned_count": len(returned),
                 "inactive_matched": found.inactive_matched, "top_uid": returned[0].fact.uid if returned else None,
                 "mode": found.mode, "latency_ms": latency_ms, "created_at": now, "day": now.date(),
             }, results, list(found.inactive_uids))
-            self.outbox.query_id_logged(session, profile.id, query_id)
+            self.outbox.query_id_logged(conn, profile.id, query_id)
             return query_id
 
     def listing(self, profile: ProfileRef, limit: int = LISTING_DEFAULT) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from service.contract import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
 from service.domain.models import ScoredFact, SearchOutcome
-from service.errors import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable, InvalidInput
 from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.querylog import QueryLog
@@ -51,6 +51,18 @@ class SearchService:
 
     def close(self) -> None:
         self._embedding.shutdown(wait=True)
+
+    def prefetch(self, query: object) -> None:
+        """Start embedding a search's query as soon as the call is known, before the MCP layer has framed
+        it. Nothing waits for it: the search's own embedding job runs after it on the same one-worker thread
+        and finds the vector in the embedder's query cache. Input the search would refuse starts nothing."""
+        if not isinstance(query, str) or not self.embedder.ready():
+            return
+        try:
+            text = validation.query(query)
+        except InvalidInput:
+            return
+        self._embedding.submit(self.embedder.embed_query, text)
 
     def _embed_in_background(self, query: str) -> Callable[[], np.ndarray | None]:
         """Start embedding the query on the embedding thread; the returned function waits for the vector
@@ -107,10 +119,12 @@ class SearchService:
 
     def hydrate(self, profile: ProfileRef, found: SearchHits) -> list[ScoredFact]:
         """The hits as facts read from the canonical store, in the backend's order, with their scores."""
-        with self.db.read() as session:
-            rows = repo.fact_rows_by_uid(session, profile.id, [h.uid for h in found.hits])
+        if not found.hits:
+            return []
+        with self.db.connect() as conn:
+            facts = repo.facts_by_uid(conn, profile.id, [h.uid for h in found.hits])
         return [
-            ScoredFact(fact=repo.to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
+            ScoredFact(fact=facts[h.uid], score=h.score, lexical=h.lexical, vector=h.vector)
             for h in found.hits
-            if h.uid in rows
+            if h.uid in facts
         ]
