@@ -11,23 +11,31 @@ import { state } from "./state.js";
 // The summary names each top fact by uid and current title; its status (a top fact may since have been
 // retired or superseded) comes from the fact itself, through factLabel.
 export function topFactsCard(topFacts) {
-  return card(
+  return topCard(
     "Top facts",
     { id: "h-topf", help: "Facts that were the best hit most often; marked when since retired or superseded." },
-    topFacts.length
-      ? table(
-          ["Fact", { label: "Best hit", num: true }],
-          topFacts.map((f) =>
-            h(
-              "tr",
-              { testid: "top-fact", dataset: { uid: f.uid } },
-              h("td", {}, factLabel(f.uid, { title: f.title, testid: "top-fact-link" })),
-              h("td", { class: "num" }, fmtInt(f.count)),
-            ),
-          ),
-          { testid: "top-facts", caption: "Top facts", captionHidden: true },
-        )
-      : empty("No search returned a fact in this window.", "top-facts-empty"),
+    topFacts,
+    ["Fact", { label: "Best hit", num: true }],
+    (f) =>
+      h(
+        "tr",
+        { testid: "top-fact", dataset: { uid: f.uid } },
+        h("td", {}, factLabel(f.uid, { title: f.title, testid: "top-fact-link" })),
+        h("td", { class: "num" }, fmtInt(f.count)),
+      ),
+    "top-facts",
+    "No search returned a fact in this window.",
+  );
+}
+
+// A top list: its table (captioned with the card's title), or a line saying the window has none.
+function topCard(title, options, items, columns, row, testid, none) {
+  return card(
+    title,
+    options,
+    items.length
+      ? table(columns, items.map(row), { testid, caption: title, captionHidden: true })
+      : empty(none, `${testid}-empty`),
   );
 }
 
@@ -225,41 +233,34 @@ function bucketsCard(buckets, t) {
 // Top queries, tags, facts (topFactsCard above)
 function topQueriesCard(topQueries) {
   const maxQ = Math.max(1, ...topQueries.map((q) => q.count));
-  return card(
+  return topCard(
     "Top queries",
     { id: "h-topq", help: "Most frequent search texts. Red rows had misses: the agent expected memory to know this." },
-    topQueries.length
-      ? table(
-          ["Query", { label: "Searches", num: true }, { label: "Zero-match", num: true }],
-          topQueries.map((q) =>
-            h(
-              "tr",
-              { class: q.zero_match ? "miss" : "", dataset: { zeroMatch: String(q.zero_match) } },
-              h("td", { class: "query-text" }, q.query, meter(q.count, maxQ, q.zero_match ? "meter-miss" : "")),
-              h("td", { class: "num" }, fmtInt(q.count)),
-              h("td", { class: "num" }, q.zero_match ? h("span", { class: "badge miss" }, fmtInt(q.zero_match)) : "0"),
-            ),
-          ),
-          { testid: "top-queries", caption: "Top queries", captionHidden: true },
-        )
-      : empty("No searches in this window.", "top-queries-empty"),
+    topQueries,
+    ["Query", { label: "Searches", num: true }, { label: "Zero-match", num: true }],
+    (q) =>
+      h(
+        "tr",
+        { class: q.zero_match ? "miss" : "", dataset: { zeroMatch: String(q.zero_match) } },
+        h("td", { class: "query-text" }, q.query, meter(q.count, maxQ, q.zero_match ? "meter-miss" : "")),
+        h("td", { class: "num" }, fmtInt(q.count)),
+        h("td", { class: "num" }, q.zero_match ? h("span", { class: "badge miss" }, fmtInt(q.zero_match)) : "0"),
+      ),
+    "top-queries",
+    "No searches in this window.",
   );
 }
 
 function topTagsCard(topTags) {
   const maxT = Math.max(1, ...topTags.map((x) => x.count));
-  return card(
+  return topCard(
     "Top search tags",
     { id: "h-topt", help: "Tags agents filtered their searches by." },
-    topTags.length
-      ? table(
-          ["Tag", { label: "Searches", num: true }],
-          topTags.map((x) =>
-            h("tr", {}, h("td", {}, x.tag, meter(x.count, maxT)), h("td", { class: "num" }, fmtInt(x.count))),
-          ),
-          { testid: "top-tags", caption: "Top search tags", captionHidden: true },
-        )
-      : empty("No tagged searches in this window.", "top-tags-empty"),
+    topTags,
+    ["Tag", { label: "Searches", num: true }],
+    (x) => h("tr", {}, h("td", {}, x.tag, meter(x.count, maxT)), h("td", { class: "num" }, fmtInt(x.count))),
+    "top-tags",
+    "No tagged searches in this window.",
   );
 }
 
