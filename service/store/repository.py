@@ -79,22 +79,41 @@ def token_by_hash(session: Session, token_hash: str) -> tuple[Token, Profile] | 
     return (row[0], row[1]) if row else None
 
 
+# The statements every search (and every authenticated call) runs are built once, with bind parameters:
+# building a SELECT costs more than executing it on SQLite (~80 vs ~60 microseconds, bench/floor.py).
+_TOKENS, _PROFILES, _FACTS = Token.__table__, Profile.__table__, FactRow.__table__  # type: ignore[attr-defined]
+_VECTORS = FactVector.__table__  # type: ignore[attr-defined]
+_TOKEN_CREDENTIAL = (
+    sa.select(_TOKENS.c.token_hash, _TOKENS.c.revoked_at, _PROFILES.c.id.label("profile_id"),
+              _PROFILES.c.name.label("profile_name"), _PROFILES.c.created_at.label("profile_created_at"))
+    .join(_PROFILES, _PROFILES.c.id == _TOKENS.c.profile_id)
+    .where(_TOKENS.c.token_hash == sa.bindparam("token_hash"))
+)
+_FACT_SEQ = sa.select(_PROFILES.c.fact_seq).where(_PROFILES.c.id == sa.bindparam("profile_id"))
+_FACTS_BY_UID = sa.select(_FACTS).where(
+    _FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.uid.in_(sa.bindparam("uids", expanding=True)))
+_FACTS_CHANGED = (
+    sa.select(_FACTS.c.id, _FACTS.c.uid, _FACTS.c.title, _FACTS.c.text, _FACTS.c.kind, _FACTS.c.tags,
+              _FACTS.c.status, _FACTS.c.redacted_at, _FACTS.c.change_seq, _VECTORS.c.model.label("vector_model"),
+              _VECTORS.c.dim.label("vector_dim"), _VECTORS.c.vector)
+    .select_from(_FACTS.outerjoin(_VECTORS, _VECTORS.c.fact_id == _FACTS.c.id))
+    .where(_FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.change_seq > sa.bindparam("seq"))
+    .order_by(_FACTS.c.id)
+)
+_INSERT_QUERY = sa.insert(QueryLogRow.__table__)  # type: ignore[attr-defined]
+_INSERT_QUERY_RESULT = sa.insert(QueryLogResult.__table__)  # type: ignore[attr-defined]
+_INSERT_QUERY_TAG = sa.insert(QueryLogTag.__table__)  # type: ignore[attr-defined]
+
+
 def token_credential(conn: sa.Connection | Session, token_hash: str) -> sa.Row[Any] | None:
     """The token with this hash and its profile, as one Core row (token_hash, revoked_at, profile_id,
     profile_name, profile_created_at): the check every authenticated request makes."""
-    tokens, profiles_ = Token.__table__, Profile.__table__  # type: ignore[attr-defined]
-    return conn.execute(
-        sa.select(tokens.c.token_hash, tokens.c.revoked_at, profiles_.c.id.label("profile_id"),
-                  profiles_.c.name.label("profile_name"), profiles_.c.created_at.label("profile_created_at"))
-        .join(profiles_, profiles_.c.id == tokens.c.profile_id)
-        .where(tokens.c.token_hash == token_hash)
-    ).first()
+    return conn.execute(_TOKEN_CREDENTIAL, {"token_hash": token_hash}).first()
 
 
 def fact_seq(conn: sa.Connection | Session, profile_id: int) -> int:
     """The profile's change sequence number (search indexes sync from it)."""
-    table = Profile.__table__  # type: ignore[attr-defined]
-    return int(conn.execute(sa.select(table.c.fact_seq).where(table.c.id == profile_id)).scalar_one())
+    return int(conn.execute(_FACT_SEQ, {"profile_id": profile_id}).scalar_one())
 
 
 def tokens_of(session: Session, profile_id: int) -> Sequence[Token]:
@@ -128,8 +147,7 @@ def facts_by_uid(conn: sa.Connection | Session, profile_id: int, uids: Iterable[
     wanted = list(dict.fromkeys(uids))
     if not wanted:
         return {}
-    table = FactRow.__table__  # type: ignore[attr-defined]
-    rows = conn.execute(sa.select(table).where(table.c.profile_id == profile_id, table.c.uid.in_(wanted)))
+    rows = conn.execute(_FACTS_BY_UID, {"profile_id": profile_id, "uids": wanted})
     return {row.uid: to_fact(row) for row in rows}
 
 
@@ -209,15 +227,7 @@ def list_facts(
 def facts_changed_since(conn: sa.Connection | Session, profile_id: int, seq: int) -> list[sa.Row[Any]]:
     """The profile's facts changed after change `seq`, oldest first, each a Core row with the columns a
     search index keeps and the fact's vector (vector_model, vector_dim, vector; None without one)."""
-    facts, vecs = FactRow.__table__, FactVector.__table__  # type: ignore[attr-defined]
-    return list(conn.execute(
-        sa.select(facts.c.id, facts.c.uid, facts.c.title, facts.c.text, facts.c.kind, facts.c.tags,
-                  facts.c.status, facts.c.redacted_at, facts.c.change_seq, vecs.c.model.label("vector_model"),
-                  vecs.c.dim.label("vector_dim"), vecs.c.vector)
-        .select_from(facts.outerjoin(vecs, vecs.c.fact_id == facts.c.id))
-        .where(facts.c.profile_id == profile_id, facts.c.change_seq > seq)
-        .order_by(facts.c.id)
-    ))
+    return list(conn.execute(_FACTS_CHANGED, {"profile_id": profile_id, "seq": seq}))
 
 
 def count_facts(session: Session, profile_id: int, status: str | None = "active") -> int:
@@ -244,13 +254,12 @@ def insert_query_log(session: sa.Connection | Session, row: dict[str, object], r
     Core INSERTs rather than ORM objects: the unit of work (flush, identity map, three mapped objects)
     cost more than the rest of a lexical search (bench/breakdown.py, py-spy).
     """
-    log = QueryLogRow.__table__
     values = {("result_limit" if key == "limit" else key): value for key, value in row.items()}
-    query_id = int(session.execute(sa.insert(log).values(**values)).inserted_primary_key[0])
-    session.execute(sa.insert(QueryLogResult.__table__).values(
-        query_id=query_id, profile_id=row["profile_id"], results=results, inactive_uids=inactive_uids))
+    query_id = int(session.execute(_INSERT_QUERY, values).inserted_primary_key[0])
+    session.execute(_INSERT_QUERY_RESULT, {
+        "query_id": query_id, "profile_id": row["profile_id"], "results": results, "inactive_uids": inactive_uids})
     tags = list(row["tags"])  # type: ignore[call-overload]
     if tags:
-        session.execute(sa.insert(QueryLogTag.__table__), [
+        session.execute(_INSERT_QUERY_TAG, [
             {"query_id": query_id, "tag": tag, "profile_id": row["profile_id"], "day": row["day"]} for tag in tags])
     return query_id
