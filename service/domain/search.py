@@ -20,9 +20,9 @@ from service.domain.models import ScoredFact, SearchOutcome
 from service.errors import EmbeddingUnavailable
 from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
+from service.domain.ports.canonical import CanonicalStore
+from service.domain.ports.records import to_fact
 from service.domain.querylog import QueryLog
-from service.store import repository as repo
-from service.store.engine import Database
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 class SearchService:
     def __init__(
         self,
-        db: Database,
+        store: CanonicalStore,
         embedder: Embedder,
         backend: SearchBackend,
         query_log: QueryLog,
@@ -39,7 +39,7 @@ class SearchService:
         *,
         embedder_wait_s: float = 0.0,
     ) -> None:
-        self.db = db
+        self.store = store
         self.embedder = embedder
         self.backend = backend
         self.query_log = query_log
@@ -107,10 +107,10 @@ class SearchService:
 
     def hydrate(self, profile: ProfileRef, found: SearchHits) -> list[ScoredFact]:
         """The hits as facts read from the canonical store, in the backend's order, with their scores."""
-        with self.db.read() as session:
-            rows = repo.fact_rows_by_uid(session, profile.id, [h.uid for h in found.hits])
+        with self.store.read() as uow:
+            rows = uow.facts.by_uids(profile.id, [h.uid for h in found.hits])
         return [
-            ScoredFact(fact=repo.to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
+            ScoredFact(fact=to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
             for h in found.hits
             if h.uid in rows
         ]

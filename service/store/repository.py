@@ -6,7 +6,6 @@ from collections.abc import Iterable, Sequence
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
-from service.domain.models import Fact, Revision
 from service.store.tables import (
     FactRevision,
     FactRow,
@@ -18,34 +17,6 @@ from service.store.tables import (
     QueryLogTag,
     Token,
 )
-
-
-def to_fact(row: FactRow) -> Fact:
-    return Fact(
-        uid=row.uid,
-        title=row.title,
-        text=row.text,
-        kind=row.kind,
-        tags=list(row.tags or []),
-        status=row.status,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        retired_at=row.retired_at,
-        supersedes=row.supersedes,
-        superseded_by=row.superseded_by,
-        retire_reason=row.retire_reason,
-    )
-
-
-def to_revision(row: FactRevision) -> Revision:
-    return Revision(
-        revision=row.revision,
-        title=row.title,
-        kind=row.kind,
-        tags=list(row.tags or []),
-        valid_from=row.valid_from,
-        valid_to=row.valid_to,
-    )
 
 
 # --- profiles and tokens -------------------------------------------------------------------------
@@ -125,13 +96,6 @@ def sync_fact_tags(session: Session, row: FactRow) -> None:
         elif entry.current != current or entry.active != (active and current):
             entry.current, entry.active = current, active and current
             session.add(entry)
-
-
-def revisions_of(session: Session, fact_id: int) -> list[Revision]:
-    rows = session.exec(
-        select(FactRevision).where(FactRevision.fact_id == fact_id).order_by(col(FactRevision.revision))
-    ).all()
-    return [to_revision(r) for r in rows]
 
 
 def next_revision(session: Session, fact_id: int) -> int:
