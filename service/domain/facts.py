@@ -213,8 +213,7 @@ class FactService:
             )
 
     def facts_by_uid(self, profile: ProfileRef, uids: list[str]) -> dict[str, Fact]:
-        with self.store.read() as uow:
-            return {u: to_fact(r) for u, r in uow.facts.by_uids(profile.id, uids).items()}
+        return self.store.facts_by_uid(profile.id, uids)
 
     # --- helpers ----------------------------------------------------------------------------------
 

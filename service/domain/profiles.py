@@ -105,18 +105,15 @@ class ProfileService:
         if token is None:
             raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
         digest = ids.hash_token(token)
-        with self.store.read() as uow:
-            found = uow.tokens.by_hash(digest)
-        if found is None:
-            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
-        row, profile = found
+        found = self.store.credential(digest)
         if (
-            not ids.same_hash(row.token_hash, digest)
-            or row.revoked_at is not None
-            or (profile_name is not None and profile.name != profile_name)
+            found is None
+            or not ids.same_hash(found.token_hash, digest)
+            or found.revoked_at is not None
+            or (profile_name is not None and found.profile_name != profile_name)
         ):
             raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
-        return _ref(profile)
+        return ProfileRef(id=found.profile_id, name=found.profile_name, created_at=found.profile_created_at)
 
 
 UNAUTHORIZED_MESSAGE = (

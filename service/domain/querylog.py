@@ -80,15 +80,12 @@ class QueryLog:
             {"uid": s.fact.uid, "score": _score(s.score), "lexical": _score(s.lexical), "vector": _score(s.vector)}
             for s in returned
         ]
-        with self.store.unit_of_work() as uow:
-            query_id = uow.query_log.insert({
-                "profile_id": profile.id, "query": request.query, "tags": list(request.tags), "kind": request.kind,
-                "limit": request.limit, "matched_count": found.matched_count, "returned_count": len(returned),
-                "inactive_matched": found.inactive_matched, "top_uid": returned[0].fact.uid if returned else None,
-                "mode": found.mode, "latency_ms": latency_ms, "created_at": now, "day": now.date(),
-            }, results, list(found.inactive_uids))
-            uow.outbox.query_logged(profile.id, query_id)
-            return query_id
+        return self.store.log_search({
+            "profile_id": profile.id, "query": request.query, "tags": list(request.tags), "kind": request.kind,
+            "limit": request.limit, "matched_count": found.matched_count, "returned_count": len(returned),
+            "inactive_matched": found.inactive_matched, "top_uid": returned[0].fact.uid if returned else None,
+            "mode": found.mode, "latency_ms": latency_ms, "created_at": now, "day": now.date(),
+        }, results, list(found.inactive_uids))
 
     def listing(self, profile: ProfileRef, limit: int = LISTING_DEFAULT) -> list[dict[str, Any]]:
         limit = validation.bounded_int(limit, low=1, high=LISTING_MAX, param="limit")

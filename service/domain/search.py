@@ -21,7 +21,6 @@ from service.errors import EmbeddingUnavailable
 from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.ports.canonical import CanonicalStore
-from service.domain.ports.records import to_fact
 from service.domain.querylog import QueryLog
 
 log = logging.getLogger(__name__)
@@ -107,10 +106,11 @@ class SearchService:
 
     def hydrate(self, profile: ProfileRef, found: SearchHits) -> list[ScoredFact]:
         """The hits as facts read from the canonical store, in the backend's order, with their scores."""
-        with self.store.read() as uow:
-            rows = uow.facts.by_uids(profile.id, [h.uid for h in found.hits])
+        if not found.hits:
+            return []
+        facts = self.store.facts_by_uid(profile.id, [h.uid for h in found.hits])
         return [
-            ScoredFact(fact=to_fact(rows[h.uid]), score=h.score, lexical=h.lexical, vector=h.vector)
+            ScoredFact(fact=facts[h.uid], score=h.score, lexical=h.lexical, vector=h.vector)
             for h in found.hits
-            if h.uid in rows
+            if h.uid in facts
         ]

@@ -68,9 +68,6 @@ class SqlTokens(_Member):
     def save(self, token: Token) -> None:
         self._save(token)
 
-    def by_hash(self, token_hash: str) -> tuple[Token, Profile] | None:
-        return repo.token_by_hash(self.session, token_hash)
-
     def by_id(self, token_id: str) -> Token | None:
         return repo.token_by_id(self.session, token_id)
 

@@ -8,57 +8,77 @@ unit of work costs one small object besides the session it already needed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from functools import cached_property
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
+from service.domain.models import Fact
+from service.domain.ports.records import to_fact
 from service.store import members
+from service.store import repository as repo
 from service.store.engine import Database
 from service.store.outbox import Outbox
 
 
+class Credential(NamedTuple):
+    token_hash: str
+    revoked_at: datetime | None
+    profile_id: int
+    profile_name: str
+    profile_created_at: datetime
+
+
+class _member:
+    """A member built on first use and kept for the rest of the unit of work (functools.cached_property
+    without its lock, which Python 3.11 takes on every first access)."""
+
+    def __init__(self, build: Callable[[SqlUnitOfWork], Any]) -> None:
+        self.build = build
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, uow: SqlUnitOfWork, owner: type | None = None) -> Any:
+        member = uow.__dict__[self.name] = self.build(uow)  # found in the instance from now on
+        return member
+
+
 class SqlUnitOfWork:
+    profiles: members.SqlProfiles = _member(lambda u: members.SqlProfiles(u.session))  # type: ignore[assignment]
+    tokens: members.SqlTokens = _member(lambda u: members.SqlTokens(u.session))  # type: ignore[assignment]
+    facts: members.SqlFacts = _member(lambda u: members.SqlFacts(u.session))  # type: ignore[assignment]
+    revisions: members.SqlRevisions = _member(lambda u: members.SqlRevisions(u.session))  # type: ignore[assignment]
+    redactions: members.SqlRedactions = _member(  # type: ignore[assignment]
+        lambda u: members.SqlRedactions(u.session))
+    query_log: members.SqlQueryLog = _member(lambda u: members.SqlQueryLog(u.session))  # type: ignore[assignment]
+    aggregates: members.SqlAggregates = _member(  # type: ignore[assignment]
+        lambda u: members.SqlAggregates(u.session))
+    vectors: members.SqlVectors = _member(lambda u: members.SqlVectors(u.session))  # type: ignore[assignment]
+    outbox: members.SqlOutbox = _member(  # type: ignore[assignment]
+        lambda u: members.SqlOutbox(u.session, u.mirror_outbox))
+
     def __init__(self, session: Session, outbox: Outbox) -> None:
         self.session = session
-        self._outbox = outbox
+        self.mirror_outbox = outbox
 
-    @cached_property
-    def profiles(self) -> members.SqlProfiles:
-        return members.SqlProfiles(self.session)
 
-    @cached_property
-    def tokens(self) -> members.SqlTokens:
-        return members.SqlTokens(self.session)
+class _Unit(AbstractContextManager[SqlUnitOfWork]):
+    """The Database's session context, handing out the session wrapped (a class, not a second generator:
+    every search and every write passes here)."""
 
-    @cached_property
-    def facts(self) -> members.SqlFacts:
-        return members.SqlFacts(self.session)
+    __slots__ = ("session_context", "outbox")
 
-    @cached_property
-    def revisions(self) -> members.SqlRevisions:
-        return members.SqlRevisions(self.session)
+    def __init__(self, session_context: AbstractContextManager[Session], outbox: Outbox) -> None:
+        self.session_context, self.outbox = session_context, outbox
 
-    @cached_property
-    def redactions(self) -> members.SqlRedactions:
-        return members.SqlRedactions(self.session)
+    def __enter__(self) -> SqlUnitOfWork:
+        return SqlUnitOfWork(self.session_context.__enter__(), self.outbox)
 
-    @cached_property
-    def query_log(self) -> members.SqlQueryLog:
-        return members.SqlQueryLog(self.session)
-
-    @cached_property
-    def aggregates(self) -> members.SqlAggregates:
-        return members.SqlAggregates(self.session)
-
-    @cached_property
-    def vectors(self) -> members.SqlVectors:
-        return members.SqlVectors(self.session)
-
-    @cached_property
-    def outbox(self) -> members.SqlOutbox:
-        return members.SqlOutbox(self.session, self._outbox)
+    def __exit__(self, *exc: Any) -> bool | None:
+        return self.session_context.__exit__(*exc)
 
 
 class SqlStore:
@@ -68,15 +88,30 @@ class SqlStore:
         self.db = db
         self.outbox = outbox or Outbox(enabled=False)
 
-    @contextmanager
-    def read(self) -> Iterator[SqlUnitOfWork]:
+    def credential(self, token_hash: str) -> Credential | None:
         with self.db.read() as session:
-            yield SqlUnitOfWork(session, self.outbox)
+            found = repo.token_by_hash(session, token_hash)
+        if found is None:
+            return None
+        token, profile = found
+        assert profile.id is not None
+        return Credential(token.token_hash, token.revoked_at, profile.id, profile.name, profile.created_at)
 
-    @contextmanager
-    def unit_of_work(self) -> Iterator[SqlUnitOfWork]:
+    def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
+        with self.db.read() as session:
+            return {uid: to_fact(row) for uid, row in repo.fact_rows_by_uid(session, profile_id, uids).items()}
+
+    def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         with self.db.write() as session:
-            yield SqlUnitOfWork(session, self.outbox)
+            query_id = repo.insert_query_log(session, row, results, inactive_uids)
+            self.outbox.query_id_logged(session, int(row["profile_id"]), query_id)  # type: ignore[call-overload]
+            return query_id
+
+    def read(self) -> AbstractContextManager[SqlUnitOfWork]:
+        return _Unit(self.db.read(), self.outbox)
+
+    def unit_of_work(self) -> AbstractContextManager[SqlUnitOfWork]:
+        return _Unit(self.db.write(), self.outbox)
 
     def purge_old_pages(self) -> list[str]:
         """Old page images: SQLite folds the WAL into the file (secure_delete zeroed the old cells) and truncates

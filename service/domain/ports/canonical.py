@@ -6,6 +6,10 @@ members (facts, revisions, profiles, tokens, redactions, query_log, aggregates, 
 decision about those rows (lifecycle, validation, what a redaction replaces) stays in the domain; the store
 only reads and writes them. Rows are handed over as the Protocols of ports/records.py, never copied.
 
+Three steps of every call are single operations of the store itself, each its own unit of work, made as cheap
+as the store can make them (they are most of a search's time outside the ranking): the token check
+(`credential`), reading a search's hits (`facts_by_uid`) and recording the search (`log_search`).
+
 Writes follow the unit-of-work pattern: `new(...)` adds a row to the unit of work, and a record the domain
 changed is written by `save(...)` (which also flushes, so a new row has its id afterwards). `outbox` records,
 in the same transaction, what the search mirror must pick up; the store knows whether a mirror consumes it.
@@ -21,8 +25,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from service.contract import MATCH_BUCKETS
+from service.domain.models import Fact
 from service.domain.ports.records import (
-    FactRecord, ProfileRecord, QueryLogRecord, QueryResultRecord, RedactionRecord, RevisionRecord, TokenRecord,
+    CredentialRecord, FactRecord, ProfileRecord, QueryLogRecord, QueryResultRecord, RedactionRecord, RevisionRecord,
+    TokenRecord,
 )
 
 # The counters of Aggregates.summary_by_day: contract.MATCH_BUCKETS beyond "0" (which is zero_match), one
@@ -51,9 +57,6 @@ class Tokens(Protocol):
     def new(self, *, token_id: str, profile_id: int, token_hash: str, created_at: datetime) -> TokenRecord: ...
 
     def save(self, token: TokenRecord) -> None: ...
-
-    def by_hash(self, token_hash: str) -> tuple[TokenRecord, ProfileRecord] | None:
-        """The token with this hash and its profile (the authentication check of every call)."""
 
     def by_id(self, token_id: str) -> TokenRecord | None: ...
 
@@ -230,6 +233,16 @@ class UnitOfWork(Protocol):
 
 
 class CanonicalStore(Protocol):
+    def credential(self, token_hash: str) -> CredentialRecord | None:
+        """The token with this hash and the profile it opens (the check every authenticated call makes)."""
+
+    def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
+        """The profile's facts with these uids (a search's hits)."""
+
+    def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+        """Record one search in its own transaction (QueryLogStore.insert, and the outbox entry for the
+        mirror); returns the row's id."""
+
     def read(self) -> AbstractContextManager[UnitOfWork]:
         """A unit of work for reading (no commit)."""
 

@@ -28,6 +28,16 @@ class TokenRecord(Protocol):
     revoked_at: datetime | None
 
 
+class CredentialRecord(Protocol):
+    """A token and the profile it opens, as the authentication check of every call reads them."""
+
+    token_hash: str
+    revoked_at: datetime | None
+    profile_id: int
+    profile_name: str
+    profile_created_at: datetime
+
+
 class FactRecord(Protocol):
     id: int | None
     profile_id: int
