@@ -41,7 +41,9 @@ class _member:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, uow: SqlUnitOfWork, owner: type | None = None) -> Any:
+    def __get__(self, uow: SqlUnitOfWork | None, owner: type | None = None) -> Any:
+        if uow is None:  # looked up on the class
+            return self
         member = uow.__dict__[self.name] = self.build(uow)  # found in the instance from now on
         return member
 

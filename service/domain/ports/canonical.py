@@ -184,7 +184,7 @@ class Vectors(Protocol):
     def put(self, row: FactRecord, model: str, vector: np.ndarray, now: datetime) -> None:
         """The fact's vector of `model`, replacing any earlier one."""
 
-    def store(self, profile_id: int, model: str, vectors: dict[int, np.ndarray]) -> None:
+    def store(self, profile_id: int, model: str, made: dict[int, np.ndarray]) -> None:
         """Vectors (fact id -> vector) made after the facts were written."""
 
     def drop(self, fact_id: int) -> bool:
