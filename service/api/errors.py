@@ -1,10 +1,8 @@
-"""Errors of both HTTP faces: one table from domain error to HTTP status, one renderer per face.
+"""Errors of both HTTP faces: one table from domain error to HTTP status, one answer for both.
 
-REST body: {"error": {"status": 400, "code": "invalid_parameter", "message": "...", "param": "limit"}}
-MCP body (every path under /mcp): a JSON-RPC error object, because MCP clients (the Python SDK among them)
-show the server's message only when a non-2xx JSON body is one:
-{"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "...", "data": {"status": 401, ...}}}
-Bad query parameters are 400, never FastAPI's 422. Headers of an HTTP error (Allow on 405) are kept.
+The body is decided by service.error_bodies (code, message, param; the REST envelope, or on every path under
+/mcp the JSON-RPC one). Bad query parameters are 400, never FastAPI's 422. Headers of an HTTP error (Allow
+on 405) are kept.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from service.error_bodies import ErrorInfo, describe, jsonrpc_body, rest_body
 from service.errors import BackendUnavailable, Conflict, InvalidInput, MemoryServiceError, NotFound, Unauthorized
 
 STATUS: dict[type[MemoryServiceError], int] = {
@@ -29,31 +28,10 @@ STATUS: dict[type[MemoryServiceError], int] = {
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
               413: "payload_too_large", 414: "uri_too_long", 421: "host_not_allowed",
               431: "header_fields_too_large", 503: "unavailable"}
-JSONRPC_INVALID_REQUEST = -32600
-JSONRPC_UNAUTHORIZED = -32001  # implementation-defined server error (JSON-RPC reserves -32000..-32099)
-JSONRPC_INTERNAL = -32603
 
 
 def is_mcp_path(path: str) -> bool:
     return path == "/mcp" or path.startswith("/mcp/")
-
-
-def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"status": status, "code": code, "message": message}
-    if param is not None:
-        error["param"] = param
-    return {"error": error}
-
-
-def jsonrpc_error_body(status: int, code: str, message: str, param: str | None = None,
-                       request_id: str | int | None = None, rpc_code: int | None = None) -> dict[str, Any]:
-    if rpc_code is None:
-        rpc_code = JSONRPC_UNAUTHORIZED if status == 401 else JSONRPC_INTERNAL if status >= 500 \
-            else JSONRPC_INVALID_REQUEST
-    data: dict[str, Any] = {"status": status, "code": code}
-    if param is not None:
-        data["param"] = param
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": rpc_code, "message": message, "data": data}}
 
 
 def unauthorized_challenge(exc: Unauthorized) -> str:
@@ -64,18 +42,20 @@ def unauthorized_challenge(exc: Unauthorized) -> str:
 def error_response(path: str, status: int, code: str, message: str, param: str | None = None,
                    headers: Mapping[str, str] | None = None) -> JSONResponse:
     """The one error answer of both faces: the body shape follows the path, status and headers do not."""
-    all_headers = dict(headers or {})
-    if status == 401:
-        all_headers.setdefault("WWW-Authenticate", "Bearer")
-    body = jsonrpc_error_body(status, code, message, param) if is_mcp_path(path) \
-        else error_body(status, code, message, param)
-    return JSONResponse(body, status_code=status, headers=all_headers or None)
+    return _answer(path, status, ErrorInfo(code, message, param), headers)
 
 
 def domain_error_response(path: str, exc: MemoryServiceError) -> JSONResponse:
-    status = _status_of(exc)
     headers = {"WWW-Authenticate": unauthorized_challenge(exc)} if isinstance(exc, Unauthorized) else None
-    return error_response(path, status, exc.code, exc.message, exc.param, headers)
+    return _answer(path, _status_of(exc), describe(exc), headers)
+
+
+def _answer(path: str, status: int, info: ErrorInfo, headers: Mapping[str, str] | None) -> JSONResponse:
+    all_headers = dict(headers or {})
+    if status == 401:
+        all_headers.setdefault("WWW-Authenticate", "Bearer")
+    body = jsonrpc_body(status, info) if is_mcp_path(path) else rest_body(status, info)
+    return JSONResponse(body, status_code=status, headers=all_headers or None)
 
 
 def _status_of(exc: MemoryServiceError) -> int:

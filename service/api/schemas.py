@@ -104,13 +104,18 @@ class TopFact(BaseModel):
     title: str | None
 
 
-class SummaryBody(BaseModel):
+class Window(BaseModel):
+    """The whole UTC days an answer covers: the fields the summary and the gap bodies start with."""
+
     model_config = {"populate_by_name": True}  # "from" is a Python keyword: the field is from_, aliased
 
     profile: str
     days: int = Field(ge=1, le=DAYS_MAX)
     from_: str = Field(alias="from")
     to: str
+
+
+class SummaryBody(Window):
     totals: Totals
     daily: list[SummaryDay]
     match_buckets: list[Bucket]
@@ -173,26 +178,14 @@ class Grouping(BaseModel):
     reason: str | None = Field(default=None, description="lexical: why not semantic.")
 
 
-class GapsBody(BaseModel):
-    model_config = {"populate_by_name": True}
-
-    profile: str
-    days: int = Field(ge=1, le=365)
-    from_: str = Field(alias="from")
-    to: str
+class GapsBody(Window):
     grouping: Grouping
     zero_match: GapSection = Field(description="Zero-match searches that no fact matched, not even a retired one.")
     retired_only: GapSection = Field(description="Zero-match searches that only retired or superseded facts "
                                                  "matched.")
 
 
-class GapSearchesBody(BaseModel):
-    model_config = {"populate_by_name": True}
-
-    profile: str
-    days: int = Field(ge=1, le=365)
-    from_: str = Field(alias="from")
-    to: str
+class GapSearchesBody(Window):
     section: Literal["zero_match", "retired_only"]
     grouping: Grouping
     group: GapGroup

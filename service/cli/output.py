@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from pydantic import ValidationError
 
 from service.config import describe_error
+from service.error_bodies import ErrorInfo, cli_body, cli_lines, describe
 from service.errors import MemoryServiceError
 
 console = Console()
@@ -28,28 +30,22 @@ def emit(as_json: bool, data: dict[str, Any], human: Callable[[], None]) -> None
 
 @contextmanager
 def failures(as_json: bool) -> Iterator[None]:
-    """Turn domain errors into one clear line (or a JSON error object) and exit code 1."""
+    """Turn domain errors into one clear line (or a JSON error object) and exit code 1; the content is
+    service.error_bodies' (as on every face), the envelope the CLI's."""
     try:
         yield
     except MemoryServiceError as exc:
-        problems = getattr(exc, "problems", None)  # InvalidDocument: each place that is wrong
-        if as_json:
-            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
-            if problems is not None:
-                error["problems"] = problems
-            typer.echo(json.dumps({"error": error}, ensure_ascii=False))
-        else:
-            headline = getattr(exc, "summary", exc.message)  # the problems follow, one a line
-            err_console.print(f"[red]error:[/red] {headline}", highlight=False, soft_wrap=True)
-            for problem in problems or []:
-                field = f" {problem['field']}" if problem["field"] else ""
-                err_console.print(f"  {problem['where']}{field}: {problem['problem']}", highlight=False,
-                                  soft_wrap=True, markup=False)
-        raise typer.Exit(code=1) from None
+        _fail(as_json, describe(exc))
     except ValidationError as exc:  # settings refused by validation (a bad MEMORY_* value)
-        message = describe_error(exc)
-        if as_json:
-            typer.echo(json.dumps({"error": {"code": "invalid_configuration", "message": message}}))
-        else:
-            err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+        _fail(as_json, ErrorInfo("invalid_configuration", describe_error(exc)))
+
+
+def _fail(as_json: bool, info: ErrorInfo) -> NoReturn:
+    if as_json:
+        typer.echo(json.dumps(cli_body(info), ensure_ascii=False))
+    else:
+        headline, *problems = cli_lines(info)
+        err_console.print(f"[red]error:[/red] {escape(headline)}", highlight=False, soft_wrap=True)
+        for line in problems:
+            err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+    raise typer.Exit(code=1) from None

@@ -213,6 +213,8 @@ class FactService:
             )
 
     def facts_by_uid(self, profile: ProfileRef, uids: list[str]) -> dict[str, Fact]:
+        if not uids:
+            return {}
         return self.store.facts_by_uid(profile.id, uids)
 
     # --- helpers ----------------------------------------------------------------------------------

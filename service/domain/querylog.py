@@ -11,13 +11,12 @@ Rules (seed-spec "Summary object", CONTRACT.md):
 
 from __future__ import annotations
 
-from datetime import timedelta
 from collections.abc import Callable
 from typing import Any
 
 from service import clock
 from service.contract import BUCKET_LABELS, DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
-from service.domain import validation
+from service.domain import reports, validation
 from service.domain.models import ScoredFact
 from service.domain.ports import AggregateMirror, SearchHits, SearchRequest, Sourced
 from service.domain.ports.canonical import BUCKET_COUNTERS, COUNTERS, CanonicalStore
@@ -121,29 +120,10 @@ class QueryLog:
             tags = agg.top_query_tags(profile.id, first, last)
             facts = agg.top_facts(profile.id, first, last)
         totals = {key: sum(day[key] for day in per_day.values()) for key in COUNTERS}
-        totals["distinct_queries"] = distinct_queries
-        daily = []
-        for offset in range(days):
-            day = first + timedelta(days=offset)
-            counters = per_day.get(day)
-            searches, zero = (counters["searches"], counters["zero_match"]) if counters else (0, 0)
-            daily.append({"date": day.isoformat(), "searches": searches, "zero_match": zero})
         buckets = [totals["zero_match"], *(totals[name] for name in BUCKET_COUNTERS)]
-        return {
-            "profile": profile.name,
-            "days": days,
-            "from": first.isoformat(),
-            "to": last.isoformat(),
-            "totals": {
-                "searches": totals["searches"],
-                "zero_match": totals["zero_match"],
-                "unknown_matched": totals["unknown_matched"],
-                "distinct_queries": totals["distinct_queries"],
-                "retired_only": totals["retired_only"],
-            },
-            "daily": daily,
-            "match_buckets": [{"label": label, "count": n} for label, n in zip(BUCKETS, buckets)],
-            "top_queries": [{"query": q, "count": n, "zero_match": z} for q, n, z in queries],
-            "top_tags": [{"tag": t, "count": n} for t, n in tags],
-            "top_facts": [{"uid": u, "count": n, "title": title} for u, n, title in facts],
-        }
+        return reports.summary_body(
+            profile=profile.name, days=days, first=first, last=last,
+            totals={**totals, "distinct_queries": distinct_queries},
+            searches_daily={d.isoformat(): c["searches"] for d, c in per_day.items()},
+            zero_match_daily={d.isoformat(): c["zero_match"] for d, c in per_day.items()},
+            bucket_counts=dict(zip(BUCKETS, buckets)), top_queries=queries, top_tags=tags, top_facts=facts)

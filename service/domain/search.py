@@ -17,7 +17,7 @@ from service.contract import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
 from service.domain.models import ScoredFact, SearchOutcome
-from service.errors import EmbeddingUnavailable
+from service.errors import EmbeddingUnavailable, InvalidInput
 from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.ports.canonical import CanonicalStore
@@ -50,6 +50,18 @@ class SearchService:
 
     def close(self) -> None:
         self._embedding.shutdown(wait=True)
+
+    def prefetch(self, query: object) -> None:
+        """Start embedding a search's query as soon as the call is known, before the MCP layer has framed
+        it. Nothing waits for it: the search's own embedding job runs after it on the same one-worker thread
+        and finds the vector in the embedder's query cache. Input the search would refuse starts nothing."""
+        if not isinstance(query, str) or not self.embedder.ready():
+            return
+        try:
+            text = validation.query(query)
+        except InvalidInput:
+            return
+        self._embedding.submit(self.embedder.embed_query, text)
 
     def _embed_in_background(self, query: str) -> Callable[[], np.ndarray | None]:
         """Start embedding the query on the embedding thread; the returned function waits for the vector

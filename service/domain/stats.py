@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from service import clock
-from service.domain import validation
+from service.domain import reports, validation
 from service.domain.profiles import ProfileRef
 from service.domain.ports import Sourced
 from service.domain.ports.canonical import CanonicalStore
 from service.domain.querylog import from_mirror
-from service.contract import DAYS_DEFAULT, DAYS_MAX, KINDS
+from service.contract import DAYS_DEFAULT, DAYS_MAX
 
 
 class StoreStats:
@@ -32,23 +31,9 @@ class StoreStats:
             per_day = agg.facts_daily(profile.id, first, last)
             oldest, newest = agg.fact_span(profile.id)
 
-        def total(status: str) -> int:
-            return sum(n for (s, _), n in counts.items() if s == status)
-
-        daily = []
-        for offset in range(days):
-            day = first + timedelta(days=offset)
-            created, retired = per_day.get(day, (0, 0))
-            daily.append({"date": day.isoformat(), "created": created, "retired": retired})
-        return {
-            "profile": profile.name,
-            "days": days,
-            "facts": total("active"),
-            "retired": total("retired"),
-            "superseded": total("superseded"),
-            "kinds": {kind: counts.get(("active", kind), 0) for kind in KINDS},
-            "top_tags": [{"tag": t, "count": n} for t, n in tags],
-            "daily": daily,
-            "oldest": clock.isoformat(oldest),
-            "newest": clock.isoformat(newest),
-        }
+        return reports.stats_body(
+            profile=profile.name, days=days, first=first, last=last, by_status=reports.status_totals(counts),
+            active_kinds=reports.active_kinds(counts), top_tags=tags,
+            created_daily={d.isoformat(): created for d, (created, _) in per_day.items()},
+            retired_daily={d.isoformat(): retired for d, (_, retired) in per_day.items()},
+            oldest=clock.isoformat(oldest), newest=clock.isoformat(newest))

@@ -57,6 +57,18 @@ def invalid_id(message: Any) -> bool:
     return isinstance(request_id, bool) or not isinstance(request_id, str | int)
 
 
+def search_query(message: Any) -> str | None:
+    """The query of a memory_search tools/call, else None (whatever the SDK will make of the rest)."""
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or params.get("name") != "memory_search":
+        return None
+    arguments = params.get("arguments")
+    query = arguments.get("query") if isinstance(arguments, dict) else None
+    return query if isinstance(query, str) else None
+
+
 async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
     """The request's messages as received, and its whole body (None beyond `limit` bytes or when the client
     went away before sending all of it)."""
@@ -119,6 +131,9 @@ class MCPEndpoint:
         if invalid_id(message):
             await _invalid_request(scope, receive, send)
             return
+        query = search_query(message)
+        if query is not None:  # the model starts on it while the SDK frames the call
+            self.services.search.prefetch(query)
         await self.manager.handle_request(scope, _replay(messages, receive), send)
 
 

@@ -21,6 +21,7 @@ from service.container import Services
 from service import contract as c
 from service.domain.models import Fact, ScoredFact
 from service.domain.profiles import ProfileRef
+from service.error_bodies import tool_text
 from service.errors import MemoryServiceError
 from service.mcp import schemas as out
 
@@ -127,7 +128,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
         try:
             return await anyio.to_thread.run_sync(fn)
         except MemoryServiceError as exc:
-            raise ToolError(exc.message) from exc
+            raise ToolError(tool_text(exc)) from exc
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 

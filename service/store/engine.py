@@ -95,6 +95,34 @@ class Database:
                 raise _unavailable(exc) from exc
 
     @contextmanager
+    def connect(self) -> Iterator[sa.Connection]:
+        """A read on a plain connection (Core statements, no ORM session): what the per-call reads of a
+        search use. An ORM session around one SELECT cost ~4x the statement (bench/floor.py, py-spy)."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except sa.exc.OperationalError as exc:
+            raise _unavailable(exc) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[sa.Connection]:
+        """One write transaction on a plain connection (Core statements), with the same locking as write()."""
+        if self._write_lock is None:
+            with self._core_transaction() as conn:
+                yield conn
+        else:
+            with self._write_lock, self._core_transaction() as conn:
+                yield conn
+
+    @contextmanager
+    def _core_transaction(self) -> Iterator[sa.Connection]:
+        try:
+            with self._write_engine.begin() as conn:
+                yield conn
+        except sa.exc.OperationalError as exc:
+            raise _unavailable(exc) from exc
+
+    @contextmanager
     def write(self) -> Iterator[Session]:
         """One transaction: committed when the block ends, rolled back entirely on any exception."""
         if self._write_lock is None:

@@ -3,6 +3,7 @@ that makes them, so the mirror can never miss a committed change (it may only la
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from sqlmodel import Session
 
 from service.clock import utcnow
@@ -25,6 +26,8 @@ class Outbox:
         assert row.id is not None
         self.query_id_logged(session, row.profile_id, row.id)
 
-    def query_id_logged(self, session: Session, profile_id: int, query_id: int) -> None:
+    def query_id_logged(self, conn: sa.Connection | Session, profile_id: int, query_id: int) -> None:
+        """A Core INSERT, so it also runs on the plain connection of the query log's transaction."""
         if self.enabled:
-            session.add(OutboxRow(profile_id=profile_id, entity="query", entity_id=query_id, created_at=utcnow()))
+            conn.execute(sa.insert(OutboxRow.__table__).values(  # type: ignore[attr-defined]
+                profile_id=profile_id, entity="query", entity_id=query_id, created_at=utcnow()))

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
+
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
+from service.domain.models import Fact
+from service.domain.ports.records import to_fact
 from service.store.tables import (
     FactRevision,
     FactRow,
@@ -48,6 +52,24 @@ def token_by_hash(session: Session, token_hash: str) -> tuple[Token, Profile] | 
     return (row[0], row[1]) if row else None
 
 
+def token_credential(conn: sa.Connection | Session, token_hash: str) -> sa.Row[Any] | None:
+    """The token with this hash and its profile, as one Core row (token_hash, revoked_at, profile_id,
+    profile_name, profile_created_at): the check every authenticated request makes."""
+    tokens, profiles_ = Token.__table__, Profile.__table__  # type: ignore[attr-defined]
+    return conn.execute(
+        sa.select(tokens.c.token_hash, tokens.c.revoked_at, profiles_.c.id.label("profile_id"),
+                  profiles_.c.name.label("profile_name"), profiles_.c.created_at.label("profile_created_at"))
+        .join(profiles_, profiles_.c.id == tokens.c.profile_id)
+        .where(tokens.c.token_hash == token_hash)
+    ).first()
+
+
+def fact_seq(conn: sa.Connection | Session, profile_id: int) -> int:
+    """The profile's change sequence number (search indexes sync from it)."""
+    table = Profile.__table__  # type: ignore[attr-defined]
+    return int(conn.execute(sa.select(table.c.fact_seq).where(table.c.id == profile_id)).scalar_one())
+
+
 def tokens_of(session: Session, profile_id: int) -> Sequence[Token]:
     return session.exec(select(Token).where(Token.profile_id == profile_id).order_by(col(Token.id))).all()
 
@@ -72,6 +94,16 @@ def fact_rows_by_uid(session: Session, profile_id: int, uids: Iterable[str]) -> 
         return {}
     rows = session.exec(select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.uid).in_(wanted))).all()
     return {r.uid: r for r in rows}
+
+
+def facts_by_uid(conn: sa.Connection | Session, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
+    """The facts with these uids (Core rows straight to Fact: what a search hydrates its hits with)."""
+    wanted = list(dict.fromkeys(uids))
+    if not wanted:
+        return {}
+    table = FactRow.__table__  # type: ignore[attr-defined]
+    rows = conn.execute(sa.select(table).where(table.c.profile_id == profile_id, table.c.uid.in_(wanted)))
+    return {row.uid: to_fact(row) for row in rows}
 
 
 def fact_rows_by_id(session: Session, profile_id: int, ids: Iterable[int]) -> dict[int, FactRow]:
@@ -140,14 +172,18 @@ def list_facts(
     return list(session.exec(stmt.order_by(col(FactRow.id).desc()).limit(limit)).all())
 
 
-def facts_changed_since(session: Session, profile_id: int, seq: int) -> list[tuple[FactRow, FactVector | None]]:
-    rows = session.exec(
-        select(FactRow, FactVector)
-        .join(FactVector, col(FactVector.fact_id) == FactRow.id, isouter=True)
-        .where(FactRow.profile_id == profile_id, col(FactRow.change_seq) > seq)
-        .order_by(col(FactRow.id))
-    ).all()
-    return [(r[0], r[1]) for r in rows]
+def facts_changed_since(conn: sa.Connection | Session, profile_id: int, seq: int) -> list[sa.Row[Any]]:
+    """The profile's facts changed after change `seq`, oldest first, each a Core row with the columns a
+    search index keeps and the fact's vector (vector_model, vector_dim, vector; None without one)."""
+    facts, vecs = FactRow.__table__, FactVector.__table__  # type: ignore[attr-defined]
+    return list(conn.execute(
+        sa.select(facts.c.id, facts.c.uid, facts.c.title, facts.c.text, facts.c.kind, facts.c.tags,
+                  facts.c.status, facts.c.redacted_at, facts.c.change_seq, vecs.c.model.label("vector_model"),
+                  vecs.c.dim.label("vector_dim"), vecs.c.vector)
+        .select_from(facts.outerjoin(vecs, vecs.c.fact_id == facts.c.id))
+        .where(facts.c.profile_id == profile_id, facts.c.change_seq > seq)
+        .order_by(facts.c.id)
+    ))
 
 
 def count_facts(session: Session, profile_id: int, status: str | None = "active") -> int:
@@ -167,7 +203,7 @@ def advance_id_sequence(session: Session, table: type[SQLModel]) -> None:
                             f"GREATEST((SELECT MAX(id) FROM {name}), 1))"))
 
 
-def insert_query_log(session: Session, row: dict[str, object], results: list[dict[str, object]],
+def insert_query_log(session: sa.Connection | Session, row: dict[str, object], results: list[dict[str, object]],
                      inactive_uids: list[str]) -> int:
     """One search's query-log row, its results and its tags; returns the row's id.
 

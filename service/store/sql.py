@@ -10,25 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlmodel import Session
 
 from service.domain.models import Fact
-from service.domain.ports.records import to_fact
+from service.domain.ports.records import CredentialRecord
 from service.store import members
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store.outbox import Outbox
-
-
-class Credential(NamedTuple):
-    token_hash: str
-    revoked_at: datetime | None
-    profile_id: int
-    profile_name: str
-    profile_created_at: datetime
 
 
 class _member:
@@ -90,23 +81,18 @@ class SqlStore:
         self.db = db
         self.outbox = outbox or Outbox(enabled=False)
 
-    def credential(self, token_hash: str) -> Credential | None:
-        with self.db.read() as session:
-            found = repo.token_by_hash(session, token_hash)
-        if found is None:
-            return None
-        token, profile = found
-        assert profile.id is not None
-        return Credential(token.token_hash, token.revoked_at, profile.id, profile.name, profile.created_at)
+    def credential(self, token_hash: str) -> CredentialRecord | None:
+        with self.db.connect() as conn:  # every request asks: one Core SELECT, no ORM session
+            return repo.token_credential(conn, token_hash)  # type: ignore[return-value]
 
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
-        with self.db.read() as session:
-            return {uid: to_fact(row) for uid, row in repo.fact_rows_by_uid(session, profile_id, uids).items()}
+        with self.db.connect() as conn:  # every search asks: Core rows straight to facts
+            return repo.facts_by_uid(conn, profile_id, uids)
 
     def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
-        with self.db.write() as session:
-            query_id = repo.insert_query_log(session, row, results, inactive_uids)
-            self.outbox.query_id_logged(session, int(row["profile_id"]), query_id)  # type: ignore[call-overload]
+        with self.db.transaction() as conn:  # every search writes: Core INSERTs on a plain connection
+            query_id = repo.insert_query_log(conn, row, results, inactive_uids)
+            self.outbox.query_id_logged(conn, int(row["profile_id"]), query_id)  # type: ignore[call-overload]
             return query_id
 
     def read(self) -> AbstractContextManager[SqlUnitOfWork]:

@@ -35,7 +35,12 @@ def put(session: Session, row: FactRow, model: str, vector: np.ndarray, now: dat
 
 
 def decode(vec: FactVector) -> np.ndarray:
-    return np.frombuffer(vec.vector, dtype=np.float32, count=vec.dim)
+    return from_bytes(vec.vector, vec.dim)
+
+
+def from_bytes(data: bytes, dim: int) -> np.ndarray:
+    """A stored vector's bytes as float32 (read-only, sharing the buffer)."""
+    return np.frombuffer(data, dtype=np.float32, count=dim)
 
 
 def store(db: Database, profile_id: int, model: str, vectors: dict[int, np.ndarray], *,

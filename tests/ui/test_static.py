@@ -94,3 +94,29 @@ def test_page_makes_no_request_outside_its_origin(base_url: str, seeded: Seeded,
     outside = [u for u in ui.requests if urlsplit(u).scheme not in ("data", "blob") and urlsplit(u).netloc != origin]
     assert ui.requests and not outside, outside
     assert any("/ui/vendor/uPlot.iife.min.js" in u for u in ui.requests)
+
+
+def _module_imports() -> dict[str, set[str]]:
+    return {p.name: set(re.findall(r'^import [^;]*? from "\./([\w.-]+\.js)";', p.read_text(), re.MULTILINE))
+            for p in STATIC_DIR.glob("*.js")}
+
+
+def test_dashboard_modules_import_without_cycles() -> None:
+    """Views ask for a redraw through nav.js, never by importing the router (app.js): no module imports
+    one that imports it back, however long the way round."""
+    graph = _module_imports()
+    assert graph["app.js"] and graph["overview.js"], "the import pattern no longer reads the modules"
+    assert all(target in graph for targets in graph.values() for target in targets)
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, " -> ".join((*path, name))
+        if name in done:
+            return
+        for target in sorted(graph[name]):
+            visit(target, (*path, name))
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, ())
+    assert not any("app.js" in targets for targets in graph.values()), "only index.html loads app.js"

@@ -27,7 +27,7 @@ from service.search.mode import exact, search_mode
 from service.store import repository as repo
 from service.store import vectors
 from service.store.engine import Database
-from service.store.tables import FactRow, Profile
+from service.store.tables import Profile
 
 log = logging.getLogger(__name__)
 
@@ -154,23 +154,22 @@ class EmbeddedSearch:
             if index is None:
                 index = self._indexes[profile_id] = ProfileIndex()
         with index.lock:
-            with self.db.read() as session:
-                seq = session.execute(sa.select(Profile.fact_seq).where(Profile.id == profile_id)).scalar_one()
+            with self.db.connect() as conn:  # every search asks: Core SELECTs, no ORM session
+                seq = repo.fact_seq(conn, profile_id)
                 if seq > index.synced_seq:
-                    changed = repo.facts_changed_since(session, profile_id, index.synced_seq)
-                    for row, vec in changed:
-                        index.upsert(self._indexed(row, vec))
+                    for row in repo.facts_changed_since(conn, profile_id, index.synced_seq):
+                        index.upsert(self._indexed(row))
                         seq = max(seq, row.change_seq)
                     index.synced_seq = seq
             if index.missing_vectors and self.gate.usable():
                 self._embed_missing(index, profile_id)
         return index
 
-    def _indexed(self, row: FactRow, vec: Any) -> IndexedFact:
+    def _indexed(self, row: Any) -> IndexedFact:
+        """One row of repo.facts_changed_since as the index keeps it (its vector only if of this model)."""
         vector = None
-        if vec is not None and vec.model == self.embedder.model_id:
-            vector = vectors.decode(vec)
-        assert row.id is not None
+        if row.vector_model is not None and row.vector_model == self.embedder.model_id:
+            vector = vectors.from_bytes(row.vector, row.vector_dim)
         return IndexedFact(
             fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
             active=row.status == "active", vector=vector, present=row.redacted_at is None,

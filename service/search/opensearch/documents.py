@@ -18,22 +18,8 @@ from service.store.tables import FactRow, QueryLogRow
 def fact_document(row: FactRow, profile: str, vector: np.ndarray | None) -> dict[str, Any]:
     if row.redacted_at is not None:
         return redacted_document(row, profile)
-    doc: dict[str, Any] = {
-        "uid": row.uid,
-        "fact_id": row.id,
-        "profile": profile,
-        "title": row.title,
-        "text": row.text,
-        "tags": list(row.tags or []),
-        "kind": row.kind,
-        "status": row.status,
-        "created_at": clock.isoformat(row.created_at),
-        "updated_at": clock.isoformat(row.updated_at),
-        "retired_at": clock.isoformat(row.retired_at),
-        "supersedes": row.supersedes,
-        "superseded_by": row.superseded_by,
-        "has_vector": vector is not None,
-    }
+    doc = _fact_fields(row, profile, title=row.title, text=row.text)
+    doc["has_vector"] = vector is not None
     if vector is not None:
         doc["embedding"] = [float(x) for x in vector]
     return doc
@@ -43,10 +29,16 @@ def redacted_document(row: FactRow, profile: str) -> dict[str, Any]:
     """A redacted fact stays in the mirror only as what the stats count (status, kind, tags, timestamps):
     no title, text or embedding, so no search can match it; without `has_vector` it is not "waiting for a
     vector" either (that query asks for has_vector: false)."""
+    return _fact_fields(row, profile)
+
+
+def _fact_fields(row: FactRow, profile: str, **words: str) -> dict[str, Any]:
+    """The fields of every fact document, with the fact's words (title, text) when it still has them."""
     return {
         "uid": row.uid,
         "fact_id": row.id,
         "profile": profile,
+        **words,
         "tags": list(row.tags or []),
         "kind": row.kind,
         "status": row.status,

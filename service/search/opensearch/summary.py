@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from opensearchpy import OpenSearch
 
 from service import clock
-from service.contract import BUCKET_LABELS, KINDS
+from service.domain import reports
 from service.domain.models import ProfileRef
 from service.domain.ports import Sourced
 from service.errors import BackendUnavailable
@@ -33,68 +33,41 @@ from service.store import repository as repo
 Canonical_ = Callable[[], dict[str, Any]]
 
 
-def _days(first: date, last: date) -> list[str]:
-    return [(first + timedelta(days=i)).isoformat() for i in range((last - first).days + 1)]
-
-
-def _per_day(histogram: dict[str, Any], sub: str | None = None) -> dict[str, tuple[int, int]]:
-    return {b["key_as_string"]: (int(b["doc_count"]), int(b[sub]["doc_count"]) if sub else 0)
-            for b in histogram["buckets"]}
+def _per_day(histogram: dict[str, Any], sub: str | None = None) -> dict[str, int]:
+    """Counts per ISO day of a date histogram: the buckets' own, or those of their `sub` filter."""
+    return {b["key_as_string"]: int(b[sub]["doc_count"] if sub else b["doc_count"]) for b in histogram["buckets"]}
 
 
 def summary_body(response: dict[str, Any], distinct: int, titles: dict[str, str], *, profile: str, days: int,
                  first: date, last: date) -> dict[str, Any]:
-    """The summary in the shape of QueryLog.summary, from one aggregation response."""
+    """The summary (domain/reports.py builds it, as for the canonical answer) from one aggregation response."""
     a = response["aggregations"]
-    per_day = _per_day(a["daily"], "zero_match")
-    buckets = a["match_buckets"]["buckets"]
-    return {
-        "profile": profile,
-        "days": days,
-        "from": first.isoformat(),
-        "to": last.isoformat(),
-        "totals": {
-            "searches": int(response["hits"]["total"]["value"]),
-            "zero_match": int(a["zero_match"]["doc_count"]),
-            "unknown_matched": int(a["unknown_matched"]["doc_count"]),
-            "distinct_queries": distinct,
-            "retired_only": int(a["retired_only"]["doc_count"]),
-        },
-        "daily": [{"date": d, "searches": per_day.get(d, (0, 0))[0], "zero_match": per_day.get(d, (0, 0))[1]}
-                  for d in _days(first, last)],
-        "match_buckets": [{"label": label, "count": int(buckets[label]["doc_count"])} for label in BUCKET_LABELS],
-        "top_queries": [{"query": b["key"], "count": int(b["doc_count"]),
-                         "zero_match": int(b["zero_match"]["doc_count"])} for b in a["top_queries"]["buckets"]],
-        "top_tags": [{"tag": b["key"], "count": int(b["doc_count"])} for b in a["top_tags"]["buckets"]],
-        "top_facts": [{"uid": b["key"], "count": int(b["doc_count"]), "title": titles.get(b["key"], "")}
-                      for b in a["top_facts"]["buckets"]],
-    }
+    return reports.summary_body(
+        profile=profile, days=days, first=first, last=last,
+        totals={"searches": int(response["hits"]["total"]["value"]), "distinct_queries": distinct,
+                **{name: int(a[name]["doc_count"]) for name in ("zero_match", "unknown_matched", "retired_only")}},
+        searches_daily=_per_day(a["daily"]), zero_match_daily=_per_day(a["daily"], "zero_match"),
+        bucket_counts={label: int(b["doc_count"]) for label, b in a["match_buckets"]["buckets"].items()},
+        top_queries=[(b["key"], b["doc_count"], b["zero_match"]["doc_count"]) for b in a["top_queries"]["buckets"]],
+        top_tags=[(b["key"], b["doc_count"]) for b in a["top_tags"]["buckets"]],
+        top_facts=[(b["key"], b["doc_count"], titles.get(b["key"], "")) for b in a["top_facts"]["buckets"]])
 
 
 def stats_body(response: dict[str, Any], *, profile: str, days: int, first: date, last: date) -> dict[str, Any]:
-    """The stats in the shape of StoreStats.stats, from one aggregation response."""
+    """The stats (domain/reports.py builds them, as for the canonical answer) from one aggregation response."""
     a = response["aggregations"]
-    status = {b["key"]: int(b["doc_count"]) for b in a["status"]["buckets"]}
-    kinds = {b["key"]: int(b["doc_count"]) for b in a["active"]["kinds"]["buckets"]}
-    created, retired = _per_day(a["created"]["daily"]), _per_day(a["retired"]["daily"])
 
     def span(name: str) -> str | None:
         hits = a[name]["hits"]["hits"]
         return str(hits[0]["_source"]["created_at"]) if hits else None
 
-    return {
-        "profile": profile,
-        "days": days,
-        "facts": status.get("active", 0),
-        "retired": status.get("retired", 0),
-        "superseded": status.get("superseded", 0),
-        "kinds": {kind: kinds.get(kind, 0) for kind in KINDS},
-        "top_tags": [{"tag": b["key"], "count": int(b["doc_count"])} for b in a["active"]["top_tags"]["buckets"]],
-        "daily": [{"date": d, "created": created.get(d, (0, 0))[0], "retired": retired.get(d, (0, 0))[0]}
-                  for d in _days(first, last)],
-        "oldest": span("oldest"),
-        "newest": span("newest"),
-    }
+    return reports.stats_body(
+        profile=profile, days=days, first=first, last=last,
+        by_status={b["key"]: int(b["doc_count"]) for b in a["status"]["buckets"]},
+        active_kinds={b["key"]: int(b["doc_count"]) for b in a["active"]["kinds"]["buckets"]},
+        top_tags=[(b["key"], b["doc_count"]) for b in a["active"]["top_tags"]["buckets"]],
+        created_daily=_per_day(a["created"]["daily"]), retired_daily=_per_day(a["retired"]["daily"]),
+        oldest=span("oldest"), newest=span("newest"))
 
 
 class MirrorAggregates:
@@ -142,9 +115,9 @@ class MirrorAggregates:
         body = stats_body(response, profile=profile.name, days=days, first=first, last=last)
         with self.db.read() as session:
             counts = sql.fact_counts(session, profile.id)
-        expected = {s: sum(n for (st, _), n in counts.items() if st == s) for s in ("active", "retired", "superseded")}
+        expected = reports.status_totals(counts)
         seen = {"active": body["facts"], "retired": body["retired"], "superseded": body["superseded"]}
-        kinds = {k: counts.get(("active", k), 0) for k in KINDS}
+        kinds = reports.active_kinds(counts)
         pending = self.canonical.pending_of(profile.id, "fact")
         if expected != seen or kinds != body["kinds"] or pending:
             detail = f"canonical {expected} {kinds}, mirror {seen} {body['kinds']}, {pending} fact changes pending"

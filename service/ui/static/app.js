@@ -8,6 +8,7 @@ import { $ } from "./dom.js";
 import { viewFact, viewFacts } from "./facts.js";
 import { viewGapSearches, viewGaps } from "./gaps.js";
 import { viewOverview } from "./overview.js";
+import { setRouter } from "./nav.js";
 import { viewQueries } from "./queries.js";
 import { handleViewError, hideError, logout, onLogin, showApp, showLogin } from "./session.js";
 import { state } from "./state.js";
@@ -34,7 +35,7 @@ function setNav(name) {
   }
 }
 
-export async function route() {
+async function route() {
   if (!state.auth) {
     showLogin();
     return;
@@ -82,6 +83,7 @@ export async function route() {
 }
 
 function start() {
+  setRouter(route);
   $("[data-testid=login-form]").addEventListener("submit", onLogin);
   $("[data-testid=logout]").addEventListener("click", logout);
   $(".banner-close").addEventListener("click", hideError);

@@ -2,9 +2,9 @@
 // searches in the query log (#/queries?gap=<id>&days=<n>, from GET /api/{profile}/queries/gaps/{id}).
 
 import { api, profilePath } from "./api.js";
-import { route } from "./app.js";
 import { card, empty, statusBadge, table, windowSelector } from "./components.js";
 import { factHref, fmtInt, fmtTime, h } from "./dom.js";
+import { route } from "./nav.js";
 import { QUERY_COLUMNS, queryRow, showQueryDetail } from "./queries.js";
 import { state } from "./state.js";
 

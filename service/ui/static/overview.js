@@ -1,35 +1,41 @@
 // View: overview (query-log summary + store shape).
 
 import { api, profilePath } from "./api.js";
-import { route } from "./app.js";
 import { COLORS, categoryChart, dailyChart } from "./charts.js";
 import { card, empty, factLabel, meter, stat, table, windowSelector } from "./components.js";
 import { KINDS } from "./contract.js";
-import { $, fmtDay, fmtInt, h, pct } from "./dom.js";
+import { fmtDay, fmtInt, h, pct } from "./dom.js";
+import { route } from "./nav.js";
 import { state } from "./state.js";
-
-// View: overview (query-log summary + store shape)
 
 // The summary names each top fact by uid and current title; its status (a top fact may since have been
 // retired or superseded) comes from the fact itself, through factLabel.
 export function topFactsCard(topFacts) {
-  return card(
+  return topCard(
     "Top facts",
     { id: "h-topf", help: "Facts that were the best hit most often; marked when since retired or superseded." },
-    topFacts.length
-      ? table(
-          ["Fact", { label: "Best hit", num: true }],
-          topFacts.map((f) =>
-            h(
-              "tr",
-              { testid: "top-fact", dataset: { uid: f.uid } },
-              h("td", {}, factLabel(f.uid, { title: f.title, testid: "top-fact-link" })),
-              h("td", { class: "num" }, fmtInt(f.count)),
-            ),
-          ),
-          { testid: "top-facts", caption: "Top facts", captionHidden: true },
-        )
-      : empty("No search returned a fact in this window.", "top-facts-empty"),
+    topFacts,
+    ["Fact", { label: "Best hit", num: true }],
+    (f) =>
+      h(
+        "tr",
+        { testid: "top-fact", dataset: { uid: f.uid } },
+        h("td", {}, factLabel(f.uid, { title: f.title, testid: "top-fact-link" })),
+        h("td", { class: "num" }, fmtInt(f.count)),
+      ),
+    "top-facts",
+    "No search returned a fact in this window.",
+  );
+}
+
+// A top list: its table (captioned with the card's title), or a line saying the window has none.
+function topCard(title, options, items, columns, row, testid, none) {
+  return card(
+    title,
+    options,
+    items.length
+      ? table(columns, items.map(row), { testid, caption: title, captionHidden: true })
+      : empty(none, `${testid}-empty`),
   );
 }
 
@@ -40,29 +46,46 @@ export async function viewOverview(view, seq) {
     api(profilePath("stats"), { days }),
   ]);
   if (seq !== state.renderSeq) return;
-  const t = summary.totals;
   const storeEmpty = stats.facts + stats.retired + stats.superseded === 0;
+  const daily = dailyCard(summary);
+  const buckets = bucketsCard(summary.match_buckets, summary.totals);
+  const store = storeCard(stats, storeEmpty);
+  view.replaceChildren(
+    overviewHeader(summary, days),
+    ...notices(summary.totals, storeEmpty, days),
+    h("div", { class: "grid" }, totalsCard(summary.totals), daily.card, buckets.card, topQueriesCard(summary.top_queries),
+      h("div", { class: "stack" }, topFactsCard(summary.top_facts), topTagsCard(summary.top_tags)), store.card),
+  );
+  // The charts size themselves to their boxes, so they are drawn once the boxes are in the page.
+  daily.draw();
+  buckets.draw();
+  store.draw();
+}
 
-  const header = h(
+function overviewHeader(summary, days) {
+  return h(
     "div",
     { class: "view-head" },
     h("div", {}, h("h1", {}, "Overview"), h("p", { class: "muted" }, `${summary.from} – ${summary.to} (UTC), ${days} days`)),
     windowSelector(() => route()),
   );
+}
 
-  const notices = [];
+function notices(t, storeEmpty, days) {
   if (storeEmpty && t.searches === 0) {
-    notices.push(
+    return [
       empty(
         "This profile is empty: no facts have been written and no searches recorded yet. " +
           "Agents fill it through the MCP tools memory_write and memory_search.",
       ),
-    );
-  } else if (t.searches === 0) {
-    notices.push(empty(`No searches were recorded in the last ${days} days.`, "empty-searches"));
+    ];
   }
+  if (t.searches === 0) return [empty(`No searches were recorded in the last ${days} days.`, "empty-searches")];
+  return [];
+}
 
-  // Totals
+// Totals
+function totalsCard(t) {
   const totals = h(
     "div",
     { class: "stats-row", testid: "totals" },
@@ -82,8 +105,11 @@ export async function viewOverview(view, seq) {
         })
       : null,
   );
+  return card("Searches", { id: "h-totals", class: "wide" }, totals);
+}
 
-  // Daily searches
+// Daily searches
+function dailyCard(summary) {
   const dailyBox = h("div", {
     class: "chart",
     role: "img",
@@ -118,20 +144,28 @@ export async function viewOverview(view, seq) {
       { testid: "daily-table", caption: "Searches per day", captionHidden: true },
     ),
   );
-  const dailyCard = card(
-    "Searches per day",
-    {
-      id: "h-daily",
-      class: "wide",
-      help: "Blue: all searches. Red: searches that found nothing (zero-match), drawn over the blue bar of the same day. " +
-        "The legend gives the window's totals; point at a day for its own.",
-    },
-    dailyBox,
-    dailyTable,
-  );
+  return {
+    card: card(
+      "Searches per day",
+      {
+        id: "h-daily",
+        class: "wide",
+        help: "Blue: all searches. Red: searches that found nothing (zero-match), drawn over the blue bar of the same day. " +
+          "The legend gives the window's totals; point at a day for its own.",
+      },
+      dailyBox,
+      dailyTable,
+    ),
+    draw: () =>
+      dailyChart(dailyBox, summary.daily, [
+        { key: "searches", label: "Searches", stroke: COLORS.searches, fill: COLORS.searchesFill },
+        { key: "zero_match", label: "Zero-match", stroke: COLORS.miss, fill: COLORS.missFill },
+      ], { overlay: true }),
+  };
+}
 
-  // Match buckets
-  const buckets = summary.match_buckets;
+// Match buckets
+function bucketsCard(buckets, t) {
   const bucketBox = h("div", {
     class: "chart",
     role: "img",
@@ -183,45 +217,55 @@ export async function viewOverview(view, seq) {
         )
       : null,
   );
+  const labels = buckets.map((b) => b.label);
+  return {
+    card: bucketCard,
+    draw: () =>
+      categoryChart(bucketBox, labels, [
+        { label: "Nothing found", stroke: COLORS.miss, fill: COLORS.missFill,
+          values: buckets.map((b) => (b.label === "0" ? b.count : null)) },
+        { label: "Searches", stroke: COLORS.searches, fill: COLORS.searchesFill,
+          values: buckets.map((b) => (b.label === "0" ? null : b.count)) },
+      ]),
+  };
+}
 
-  // Top queries, tags, facts
-  const maxQ = Math.max(1, ...summary.top_queries.map((q) => q.count));
-  const topQueries = card(
+// Top queries, tags, facts (topFactsCard above)
+function topQueriesCard(topQueries) {
+  const maxQ = Math.max(1, ...topQueries.map((q) => q.count));
+  return topCard(
     "Top queries",
     { id: "h-topq", help: "Most frequent search texts. Red rows had misses: the agent expected memory to know this." },
-    summary.top_queries.length
-      ? table(
-          ["Query", { label: "Searches", num: true }, { label: "Zero-match", num: true }],
-          summary.top_queries.map((q) =>
-            h(
-              "tr",
-              { class: q.zero_match ? "miss" : "", dataset: { zeroMatch: String(q.zero_match) } },
-              h("td", { class: "query-text" }, q.query, meter(q.count, maxQ, q.zero_match ? "meter-miss" : "")),
-              h("td", { class: "num" }, fmtInt(q.count)),
-              h("td", { class: "num" }, q.zero_match ? h("span", { class: "badge miss" }, fmtInt(q.zero_match)) : "0"),
-            ),
-          ),
-          { testid: "top-queries", caption: "Top queries", captionHidden: true },
-        )
-      : empty("No searches in this window.", "top-queries-empty"),
+    topQueries,
+    ["Query", { label: "Searches", num: true }, { label: "Zero-match", num: true }],
+    (q) =>
+      h(
+        "tr",
+        { class: q.zero_match ? "miss" : "", dataset: { zeroMatch: String(q.zero_match) } },
+        h("td", { class: "query-text" }, q.query, meter(q.count, maxQ, q.zero_match ? "meter-miss" : "")),
+        h("td", { class: "num" }, fmtInt(q.count)),
+        h("td", { class: "num" }, q.zero_match ? h("span", { class: "badge miss" }, fmtInt(q.zero_match)) : "0"),
+      ),
+    "top-queries",
+    "No searches in this window.",
   );
-  const maxT = Math.max(1, ...summary.top_tags.map((x) => x.count));
-  const topTags = card(
+}
+
+function topTagsCard(topTags) {
+  const maxT = Math.max(1, ...topTags.map((x) => x.count));
+  return topCard(
     "Top search tags",
     { id: "h-topt", help: "Tags agents filtered their searches by." },
-    summary.top_tags.length
-      ? table(
-          ["Tag", { label: "Searches", num: true }],
-          summary.top_tags.map((x) =>
-            h("tr", {}, h("td", {}, x.tag, meter(x.count, maxT)), h("td", { class: "num" }, fmtInt(x.count))),
-          ),
-          { testid: "top-tags", caption: "Top search tags", captionHidden: true },
-        )
-      : empty("No tagged searches in this window.", "top-tags-empty"),
+    topTags,
+    ["Tag", { label: "Searches", num: true }],
+    (x) => h("tr", {}, h("td", {}, x.tag, meter(x.count, maxT)), h("td", { class: "num" }, fmtInt(x.count))),
+    "top-tags",
+    "No tagged searches in this window.",
   );
-  const topFacts = topFactsCard(summary.top_facts);
+}
 
-  // Store shape
+// Store shape
+function storeCard(stats, storeEmpty) {
   const kindsBox = h("div", { class: "chart", role: "img", "aria-label": "Active facts by kind", testid: "kinds-chart" });
   const growthBox = h("div", {
     class: "chart",
@@ -271,30 +315,16 @@ export async function viewOverview(view, seq) {
               `${x.tag} `, h("span", { class: "tag-count" }, fmtInt(x.count))))))
       : null,
   );
-
-  view.replaceChildren(
-    header,
-    ...notices,
-    h("div", { class: "grid" }, card("Searches", { id: "h-totals", class: "wide" }, totals), dailyCard, bucketCard,
-      topQueries, h("div", { class: "stack" }, topFacts, topTags), storeCard),
-  );
-
-  dailyChart(dailyBox, summary.daily, [
-    { key: "searches", label: "Searches", stroke: COLORS.searches, fill: COLORS.searchesFill },
-    { key: "zero_match", label: "Zero-match", stroke: COLORS.miss, fill: COLORS.missFill },
-  ], { overlay: true });
-  const labels = buckets.map((b) => b.label);
-  categoryChart(bucketBox, labels, [
-    { label: "Nothing found", stroke: COLORS.miss, fill: COLORS.missFill,
-      values: buckets.map((b) => (b.label === "0" ? b.count : null)) },
-    { label: "Searches", stroke: COLORS.searches, fill: COLORS.searchesFill,
-      values: buckets.map((b) => (b.label === "0" ? null : b.count)) },
-  ]);
-  categoryChart(kindsBox, KINDS, [
-    { label: "Active facts", stroke: COLORS.searches, fill: COLORS.searchesFill, values: KINDS.map((k) => stats.kinds[k] ?? 0) },
-  ], ["user", "pref", "proj", "ref", "res", "dec"]);
-  dailyChart(growthBox, stats.daily, [
-    { key: "created", label: "Created", stroke: COLORS.created, fill: COLORS.createdFill },
-    { key: "retired", label: "Retired", stroke: COLORS.retired, fill: COLORS.retiredFill },
-  ]);
+  return {
+    card: storeCard,
+    draw: () => {
+      categoryChart(kindsBox, KINDS, [
+        { label: "Active facts", stroke: COLORS.searches, fill: COLORS.searchesFill, values: KINDS.map((k) => stats.kinds[k] ?? 0) },
+      ], ["user", "pref", "proj", "ref", "res", "dec"]);
+      dailyChart(growthBox, stats.daily, [
+        { key: "created", label: "Created", stroke: COLORS.created, fill: COLORS.createdFill },
+        { key: "retired", label: "Retired", stroke: COLORS.retired, fill: COLORS.retiredFill },
+      ]);
+    },
+  };
 }

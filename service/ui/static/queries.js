@@ -1,10 +1,10 @@
 // View: the query log and one search's detail.
 
 import { api, profilePath } from "./api.js";
-import { route } from "./app.js";
 import { card, empty, factLabel, statusBadge, table } from "./components.js";
 import { QUERY_LIMITS } from "./contract.js";
 import { $, factHref, fmtInt, fmtMs, fmtScore, fmtTime, h } from "./dom.js";
+import { route } from "./nav.js";
 import { handleViewError, hideError } from "./session.js";
 import { state } from "./state.js";
 

@@ -1,9 +1,9 @@
 // Signing in and out, the error banner, and what a failed view shows.
 
 import { ApiError, api } from "./api.js";
-import { route } from "./app.js";
 import { destroyCharts } from "./charts.js";
 import { $ } from "./dom.js";
+import { route } from "./nav.js";
 import { clearAuth, saveAuth, state } from "./state.js";
 
 // Banner, login, chrome
