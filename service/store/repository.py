@@ -45,13 +45,6 @@ def lock_profile(session: Session, profile_id: int) -> int:
     return int(result.scalar_one())
 
 
-def token_by_hash(session: Session, token_hash: str) -> tuple[Token, Profile] | None:
-    row = session.exec(
-        select(Token, Profile).join(Profile, col(Profile.id) == Token.profile_id).where(Token.token_hash == token_hash)
-    ).first()
-    return (row[0], row[1]) if row else None
-
-
 def token_credential(conn: sa.Connection | Session, token_hash: str) -> sa.Row[Any] | None:
     """The token with this hash and its profile, as one Core row (token_hash, revoked_at, profile_id,
     profile_name, profile_created_at): the check every authenticated request makes."""
