@@ -50,7 +50,6 @@ from bench.lib.server import running  # noqa: E402
 from service.api.app import create_app  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
-from service.domain import search as domain_search  # noqa: E402
 from service.mcp.server import MemoryMCPServer  # noqa: E402
 
 CLIENT = r"""
@@ -151,7 +150,7 @@ def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, d
             timers.wrap(services.embedder, "embed_documents", "embed")
             timers.wrap(services.backend, "search", "backend")
             timers.wrap(services.backend, "similar", "similar")
-            timers.wrap(domain_search.repo, "fact_rows_by_uid", "hydrate")
+            timers.wrap(services.store, "facts_by_uid", "hydrate")
             timers.wrap(services.query_log, "record", "query-log write")
             from service.domain import ports
 

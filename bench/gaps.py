@@ -44,7 +44,7 @@ from sqlalchemy import insert  # noqa: E402
 
 from service.config import Settings  # noqa: E402
 from service.contract import KINDS  # noqa: E402
-from service.container import build_database  # noqa: E402
+from service.container import build_database, build_store  # noqa: E402
 from service.domain import gaps  # noqa: E402
 from service.domain.gap_report import GapReport  # noqa: E402
 from service.domain.ports import Embedder  # noqa: E402
@@ -219,9 +219,10 @@ def embedders(choice: str, data_dir: Path) -> list[tuple[str, Embedder]]:
 
 def run_one(name: str, url: str, args: argparse.Namespace, data_dir: Path) -> list[dict[str, Any]]:
     print(f"\n[{name}] seeding {args.rows:,} rows over {DAYS} days, {args.topics} missed topics ...")
-    db = build_database(Settings(database_url=url, embedder="none", data_dir=data_dir))
+    settings = Settings(database_url=url, embedder="none", data_dir=data_dir)
+    db = build_database(settings)
     try:
-        profile = ProfileService(db).create("bench")
+        profile = ProfileService(build_store(settings, db)).create("bench")
         t0 = time.perf_counter()
         counts = seed(db, profile, args.rows, args.topics, random.Random(args.seed))
         print(f"  seeded in {time.perf_counter() - t0:.1f}s: {counts['zero_match']:,} zero-match and "

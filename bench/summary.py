@@ -49,7 +49,8 @@ from sqlalchemy import event, insert  # noqa: E402
 from service import clock  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.contract import KINDS  # noqa: E402
-from service.container import build_database  # noqa: E402
+from service.container import build_database, build_store  # noqa: E402
+from service.domain.ports.canonical import CanonicalStore  # noqa: E402
 from service.domain.profiles import ProfileRef, ProfileService  # noqa: E402
 from service.domain.querylog import QueryLog  # noqa: E402
 from service.domain.stats import StoreStats  # noqa: E402
@@ -291,8 +292,9 @@ def explain(db: Database, sql: str, params: Any) -> list[str]:
         return [str(r[-1]) for r in rows]
 
 
-def measure(name: str, db: Database, profile: ProfileRef, runs: int, show_explain: bool) -> list[dict[str, Any]]:
-    query_log, stats = QueryLog(db), StoreStats(db)
+def measure(name: str, db: Database, store: CanonicalStore, profile: ProfileRef, runs: int,
+            show_explain: bool) -> list[dict[str, Any]]:
+    query_log, stats = QueryLog(store), StoreStats(store)
     results = []
     for days in WINDOWS:
         for call_name, fn in (("summary", query_log.summary), ("stats", stats.stats)):
@@ -328,7 +330,8 @@ def run_one(name: str, url: str, args: argparse.Namespace) -> list[dict[str, Any
     settings = Settings(database_url=url, embedder="none", data_dir=Path(tempfile.gettempdir()))
     db = build_database(settings)
     try:
-        profiles = ProfileService(db)
+        store = build_store(settings, db)
+        profiles = ProfileService(store)
         profile = profiles.create("bench")
         rng = random.Random(args.seed)
         seed(db, profile, args.rows, args.facts, rng, print)
@@ -342,7 +345,7 @@ def run_one(name: str, url: str, args: argparse.Namespace) -> list[dict[str, Any
                 conn.exec_driver_sql("ANALYZE")
                 conn.commit()
             print("  ANALYZE done")
-        return measure(name, db, profile, args.runs, args.explain)
+        return measure(name, db, store, profile, args.runs, args.explain)
     finally:
         db.dispose()
 

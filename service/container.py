@@ -1,5 +1,8 @@
 """Wiring: the one place that picks the canonical store, search backend and embedder from settings.
 
+The application (service.domain) sees the canonical store only through its port (CanonicalStore, built here
+by build_store over the Database); the search adapters and the readiness check use the Database itself.
+
 Faces (REST, MCP, CLI) and bench/ build what they need here; no other module constructs a backend. The
 heavy imports happen inside the builders, so that `memory serve` can start loading the model (which needs
 only build_embedder) before the web stack and the database layer are imported.
@@ -15,23 +18,25 @@ from typing import TYPE_CHECKING, Any
 from service.config import Settings
 
 if TYPE_CHECKING:
+    from service.domain.as_of import AsOfService
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
     from service.domain.ports import Embedder, SearchBackend
+    from service.domain.ports.canonical import CanonicalStore
     from service.domain.profiles import ProfileService
     from service.domain.querylog import QueryLog
     from service.domain.search import SearchService
     from service.domain.stats import StoreStats
     from service.search.opensearch.maintenance import MirrorMaintenance
     from service.store.engine import Database
-    from service.store.outbox import Outbox
 
 
 @dataclass
 class Services:
     settings: Settings
     db: Database
+    store: CanonicalStore
     embedder: Embedder
     backend: SearchBackend
     profiles: ProfileService
@@ -40,6 +45,7 @@ class Services:
     query_log: QueryLog
     stats: StoreStats
     gaps: GapReport
+    as_of: AsOfService
 
     def readiness(self) -> dict[str, Any]:
         checks: dict[str, Any] = {}
@@ -114,11 +120,13 @@ def build_embedder(settings: Settings) -> Embedder:
     raise ValueError(f"unknown embedder {settings.embedder!r} (expected minilm, openai or none)")
 
 
-def build_outbox(settings: Settings) -> Outbox:
-    """The transactional outbox, enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch)."""
+def build_store(settings: Settings, db: Database | None = None) -> CanonicalStore:
+    """The canonical store as the application sees it, over `db` (opened with build_database when not given);
+    its transactional outbox is enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch)."""
     from service.store.outbox import Outbox
+    from service.store.sql import SqlStore
 
-    return Outbox(enabled=settings.search == "opensearch")
+    return SqlStore(db or build_database(settings), Outbox(enabled=settings.search == "opensearch"))
 
 
 def build_backend(
@@ -152,6 +160,7 @@ def mirror_maintenance(settings: Settings, db: Database, embedder: Embedder) -> 
 
 
 def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
+    from service.domain.as_of import AsOfService
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
@@ -165,17 +174,19 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
     embedder = embedder or build_embedder(settings)
     gate = EmbedGate(embedder)
     backend = build_backend(settings, db, embedder, gate)
-    outbox = build_outbox(settings)
-    query_log = QueryLog(db, outbox)
+    store = build_store(settings, db)
+    query_log = QueryLog(store)
     return Services(
         settings=settings,
         db=db,
+        store=store,
         embedder=embedder,
         backend=backend,
-        profiles=ProfileService(db),
-        facts=FactService(db, embedder, backend, outbox, gate),
-        search=SearchService(db, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait),
+        profiles=ProfileService(store),
+        facts=FactService(store, embedder, backend, gate),
+        search=SearchService(store, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait),
         query_log=query_log,
-        stats=StoreStats(db),
+        stats=StoreStats(store),
         gaps=GapReport(SqlMissReader(db), embedder, gate),
+        as_of=AsOfService(store),
     )

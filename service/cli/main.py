@@ -10,7 +10,7 @@ import typer
 from service.cli import maintenance, redact
 from service.cli.output import console, emit, failures
 from service.config import Settings
-from service.container import build_database
+from service.container import build_store
 from service.domain.profiles import ProfileService
 
 app = typer.Typer(help="Agent memory service.", no_args_is_help=True, add_completion=False)
@@ -25,7 +25,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on 
 
 
 def _profiles() -> ProfileService:
-    return ProfileService(build_database(Settings()))
+    return ProfileService(build_store(Settings()))
 
 
 @app.command()
@@ -88,7 +88,7 @@ def token_issue(
     """Issue a bearer token for a profile. It is shown once; only its hash is stored."""
     with failures(as_json):
         settings = Settings()
-        issued = ProfileService(build_database(settings)).issue_token(profile)
+        issued = ProfileService(build_store(settings)).issue_token(profile)
         url = f"{settings.base_url}/mcp/{issued.profile}"
         data = {"profile": issued.profile, "token_id": issued.token_id, "token": issued.token, "url": url}
 

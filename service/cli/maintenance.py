@@ -16,7 +16,7 @@ from rich.progress import Progress, TaskID
 
 from service.cli.output import console, emit, failures
 from service.config import Settings
-from service.container import build_database, build_embedder, build_outbox, mirror_maintenance
+from service.container import build_database, build_embedder, build_store, mirror_maintenance
 from service.domain import portability
 from service.domain.profiles import ProfileService
 from service.domain.vectors import VectorMaintenance
@@ -33,8 +33,9 @@ def _vector_tools() -> tuple[Settings, Any, ProfileService, Any, VectorMaintenan
     """What reindex and check work with: settings, the canonical store, profiles, the embedder, vectors."""
     settings = Settings()
     db = build_database(settings)
+    store = build_store(settings, db)
     embedder = build_embedder(settings)
-    return settings, db, ProfileService(db), embedder, VectorMaintenance(db, embedder)
+    return settings, db, ProfileService(store), embedder, VectorMaintenance(store, embedder)
 
 
 def ticker(progress: Progress, task: TaskID) -> Callable[[int, int], None]:
@@ -96,9 +97,9 @@ def register(app: typer.Typer) -> None:
     def export(profile: str, as_json: JsonOpt = False) -> None:
         """Print a whole profile as one JSON document: every fact (all statuses, revisions) and the query log."""
         with failures(as_json):
-            db = build_database(Settings())
-            ref = ProfileService(db).get(profile)
-            typer.echo(json.dumps(portability.export_profile(db, ref), ensure_ascii=False))
+            store = build_store(Settings())
+            ref = ProfileService(store).get(profile)
+            typer.echo(json.dumps(portability.export_profile(store, ref), ensure_ascii=False))
 
     @app.command(name="import")
     def import_(profile: str, file: Path, as_json: JsonOpt = False) -> None:
@@ -106,9 +107,10 @@ def register(app: typer.Typer) -> None:
         with failures(as_json):
             settings = Settings()
             db = build_database(settings)
-            ref = ProfileService(db).get(profile)
+            store = build_store(settings, db)
+            ref = ProfileService(store).get(profile)
             document = portability.read_document(file)
-            result: dict[str, Any] = dict(portability.import_profile(db, ref, document, build_outbox(settings)))
+            result: dict[str, Any] = dict(portability.import_profile(store, ref, document))
             if settings.search == "opensearch":
                 with mirror_maintenance(settings, db, build_embedder(settings)) as mirror:
                     assert mirror is not None

@@ -13,7 +13,7 @@ import typer
 
 from service.cli.output import console, emit, failures
 from service.config import Settings
-from service.container import build_database, build_embedder, build_outbox, mirror_maintenance
+from service.container import build_database, build_embedder, build_store, mirror_maintenance
 from service.domain.profiles import ProfileService
 from service.domain.redaction import RedactionResult, RedactionService
 from service.errors import BackendUnavailable
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
             settings = Settings()
             db = build_database(settings)
             mirrored = settings.search == "opensearch"
-            service = RedactionService(db, build_outbox(settings))
+            service = RedactionService(build_store(settings, db))
             result = service.redact(uid, reason=reason, operator=operator or default_operator(),
                                     also=list(match or []), dry_run=dry_run)
             report: dict[str, Any] = result.to_dict()
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _mirror(settings: Settings, db: Any, result: RedactionResult, *, rebuild: bool) -> dict[str, Any] | str:
-    ref = ProfileService(db).get(result.profile)
+    ref = ProfileService(build_store(settings, db)).get(result.profile)
     with mirror_maintenance(settings, db, build_embedder(settings)) as maintenance:
         assert maintenance is not None  # opensearch mode
         try:

@@ -20,14 +20,11 @@ from typing import Any
 from service import clock
 from service.domain import validation
 from service.domain.models import Fact, FactStatus, Revision
+from service.domain.ports.canonical import CanonicalStore
+from service.domain.ports.records import FactRecord, RevisionRecord, to_fact, to_revision
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
 from service.errors import InvalidInput, NotFound
-from service.store import history
-from service.store import redactions as redaction_store
-from service.store import repository as repo
-from service.store.engine import Database
-from service.store.tables import FactRevision, FactRow
 
 AS_OF_MAX = 64
 STATUSES = tuple(s.value for s in FactStatus)
@@ -56,11 +53,11 @@ def parse(value: str) -> datetime:
         ) from exc
 
 
-def state_at(row: FactRow, revisions: list[FactRevision], at: datetime) -> Fact | None:
+def state_at(row: FactRecord, revisions: list[RevisionRecord], at: datetime) -> Fact | None:
     """The fact as it stood at `at`, or None when it did not exist yet."""
     if row.created_at > at:
         return None
-    current = repo.to_fact(row)
+    current = to_fact(row)
     then = next((r for r in revisions if r.valid_from <= at < r.valid_to), None)
     retired = row.status == FactStatus.RETIRED and row.retired_at is not None and row.retired_at <= at
     superseded = row.status == FactStatus.SUPERSEDED and row.updated_at <= at
@@ -96,8 +93,8 @@ class FactAsOf:
 
 
 class AsOfService:
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, store: CanonicalStore) -> None:
+        self.store = store
 
     def list(self, profile: ProfileRef, at: datetime, *, status: str | None, kind: str | None, tag: str | None,
              limit: int, before_id: int | None) -> tuple[list[Fact], int | None]:
@@ -109,11 +106,10 @@ class AsOfService:
         out: list[tuple[int, Fact]] = []
         cursor = before_id
         batch = max(limit + 1, 100)
-        with self.db.read() as session:
+        with self.store.read() as uow:
             while len(out) <= limit:
-                rows = history.facts_at(session, profile.id, at, status=wanted_status, before_id=cursor,
-                                        limit=batch)
-                revisions = history.revisions_by_fact(session, [r.id for r in rows if r.id is not None])
+                rows = uow.facts.at(profile.id, at, status=wanted_status, before_id=cursor, limit=batch)
+                revisions = uow.revisions.of_facts([r.id for r in rows if r.id is not None])
                 for row in rows:
                     assert row.id is not None
                     fact = state_at(row, revisions[row.id], at)
@@ -130,8 +126,8 @@ class AsOfService:
     def get(self, profile: ProfileRef, uid: str, at: datetime, chain: list[Fact]) -> FactAsOf:
         """`chain`: the fact's whole supersession chain now (FactService.get)."""
         uid = validation.uid(uid)
-        with self.db.read() as session:
-            rows = repo.fact_rows_by_uid(session, profile.id, [c.uid for c in chain] or [uid])
+        with self.store.read() as uow:
+            rows = uow.facts.by_uids(profile.id, [c.uid for c in chain] or [uid])
             row = rows.get(uid)
             if row is None or row.id is None:
                 raise NotFound(f"no fact {uid!r} in this profile", param="uid")
@@ -139,13 +135,13 @@ class AsOfService:
                 raise NotYetCreated(
                     f"fact {uid} did not exist yet at {clock.isoformat(at)}: it was created at "
                     f"{clock.isoformat(row.created_at)}", param="as_of")
-            revisions = history.revisions_by_fact(session, [r.id for r in rows.values() if r.id is not None])
+            revisions = uow.revisions.of_facts([r.id for r in rows.values() if r.id is not None])
             fact = state_at(row, revisions[row.id], at)
             assert fact is not None
             then = [state_at(rows[c.uid], revisions[rows[c.uid].id or 0], at) for c in chain if c.uid in rows]
-            record = redaction_store.record_of(session, row.id) if row.redacted_at else None
+            record = uow.redactions.of(row.id) if row.redacted_at else None
             return FactAsOf(
                 at=at, fact=fact,
-                revisions=[repo.to_revision(r) for r in revisions[row.id] if r.valid_to <= at],
+                revisions=[to_revision(r) for r in revisions[row.id] if r.valid_to <= at],
                 chain=[f for f in then if f is not None], redaction=record_dict(record),
             )

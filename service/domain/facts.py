@@ -8,7 +8,8 @@ Rules (CONTRACT.md "Lifecycle"):
 - update that changes nothing: no-op.
 - forget: retired (soft), with retired_at and reason; forgetting a retired fact returns it unchanged.
 - update/forget of a superseded fact, update of a retired fact: errors naming what to do instead.
-Each call is one database transaction, so a crash never leaves half a supersession.
+Each call is one unit of work of the canonical store (one transaction), so a crash never leaves half a
+supersession.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlmodel import Session
 
 from service import ids
 from service.contract import RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX
@@ -26,16 +26,12 @@ from service.clock import utcnow
 from service.domain import validation
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult, embedding_text
 from service.domain.embed_gate import EmbedGate
-from service.store.outbox import Outbox
 from service.domain.ports import Embedder, SearchBackend
+from service.domain.ports.canonical import CanonicalStore, Facts, UnitOfWork
+from service.domain.ports.records import FactRecord, to_fact, to_revision
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
 from service.errors import Conflict, EmbeddingUnavailable, NotFound
-from service.store import redactions as redaction_store
-from service.store import repository as repo
-from service.store import vectors
-from service.store.engine import Database
-from service.store.tables import FactRevision, FactRow
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +57,14 @@ class FactDetail:
 class FactService:
     def __init__(
         self,
-        db: Database,
+        store: CanonicalStore,
         embedder: Embedder,
         search: SearchBackend,
-        outbox: Outbox | None = None,
         gate: EmbedGate | None = None,
     ) -> None:
-        self.db = db
+        self.store = store
         self.embedder = embedder
         self.search = search
-        self.outbox = outbox or Outbox(enabled=False)
         self.gate = gate or EmbedGate(embedder)
 
     # --- commands ---------------------------------------------------------------------------------
@@ -80,18 +74,16 @@ class FactService:
         clean_tags = validation.tags(tags)
         vector = self._embed(title, text)
         now = utcnow()
-        with self.db.write() as session:
-            seq = repo.lock_profile(session, profile.id)
-            row = FactRow(
+        with self.store.unit_of_work() as uow:
+            seq = uow.profiles.lock(profile.id)
+            row = uow.facts.new(
                 profile_id=profile.id, uid=ids.new_fact_uid(), title=title, text=text, kind=kind, tags=clean_tags,
                 status=FactStatus.ACTIVE, created_at=now, updated_at=now, created_day=now.date(), change_seq=seq,
             )
-            session.add(row)
-            session.flush()
-            repo.sync_fact_tags(session, row)
-            self._store_vector(session, row, vector, now)
-            self.outbox.fact_changed(session, row)
-            fact = repo.to_fact(row)
+            uow.facts.save(row)
+            self._store_vector(uow, row, vector, now)
+            uow.outbox.fact_changed(row)
+            fact = to_fact(row)
         self.search.changed(profile.id, profile.name)
         similar = self._similar(profile, fact.uid)
         return WriteResult(fact=fact, similar=similar)
@@ -113,8 +105,8 @@ class FactService:
         new_tags = validation.tags(tags) if tags is not None else None
 
         # Embed outside the transaction (it may take a while); used only if the locked row agrees.
-        with self.db.read() as session:
-            before = repo.fact_row(session, profile.id, uid)
+        with self.store.read() as uow:
+            before = uow.facts.get(profile.id, uid)
         vector, embedded_for = None, None
         if before is not None and before.status == FactStatus.ACTIVE:
             final = (new_title or before.title, new_text or before.text)
@@ -122,9 +114,9 @@ class FactService:
                 vector, embedded_for = self._embed(*final), final
 
         now = utcnow()
-        with self.db.write() as session:
-            seq = repo.lock_profile(session, profile.id)
-            row = self._mutable_row(session, profile, uid, action="update")
+        with self.store.unit_of_work() as uow:
+            seq = uow.profiles.lock(profile.id)
+            row = self._mutable_row(uow.facts, profile, uid, action="update")
             if row.status == FactStatus.RETIRED:
                 raise Conflict(
                     f"fact {uid} is retired and cannot be updated; record the current knowledge with memory_write",
@@ -136,62 +128,52 @@ class FactService:
             vec = vector if embedded_for == (final_title, final_text) else None
 
             if final_text != row.text:
-                successor = FactRow(
+                successor = uow.facts.new(
                     profile_id=profile.id, uid=ids.new_fact_uid(), title=final_title, text=final_text,
                     kind=final_kind, tags=final_tags, status=FactStatus.ACTIVE, created_at=now, updated_at=now,
                     created_day=now.date(), supersedes=row.uid, change_seq=seq,
                 )
-                session.add(successor)
                 row.status, row.superseded_by, row.updated_at, row.change_seq = (
                     FactStatus.SUPERSEDED, successor.uid, now, seq,
                 )
-                session.add(row)
-                session.flush()
-                repo.sync_fact_tags(session, row)
-                repo.sync_fact_tags(session, successor)
-                self._store_vector(session, successor, vec, now)
-                self.outbox.fact_changed(session, row)
-                self.outbox.fact_changed(session, successor)
-                result = UpdateResult(fact=repo.to_fact(successor), superseded_uid=row.uid, changed=True)
+                uow.facts.save(row, successor)
+                self._store_vector(uow, successor, vec, now)
+                uow.outbox.fact_changed(row)
+                uow.outbox.fact_changed(successor)
+                result = UpdateResult(fact=to_fact(successor), superseded_uid=row.uid, changed=True)
             elif (final_title, final_kind, final_tags) != (row.title, row.kind, list(row.tags)):
                 assert row.id is not None
-                session.add(
-                    FactRevision(
-                        profile_id=profile.id, fact_id=row.id, revision=repo.next_revision(session, row.id),
-                        title=row.title, kind=row.kind, tags=list(row.tags), valid_from=row.updated_at, valid_to=now,
-                    )
+                uow.revisions.new(
+                    profile_id=profile.id, fact_id=row.id, revision=uow.revisions.next_number(row.id),
+                    title=row.title, kind=row.kind, tags=list(row.tags), valid_from=row.updated_at, valid_to=now,
                 )
                 title_changed = final_title != row.title
                 row.title, row.kind, row.tags, row.updated_at, row.change_seq = (
                     final_title, final_kind, final_tags, now, seq,
                 )
-                session.add(row)
-                session.flush()
-                repo.sync_fact_tags(session, row)
+                uow.facts.save(row)
                 if title_changed:
-                    self._store_vector(session, row, vec, now)
-                self.outbox.fact_changed(session, row)
-                result = UpdateResult(fact=repo.to_fact(row), superseded_uid=None, changed=True)
+                    self._store_vector(uow, row, vec, now)
+                uow.outbox.fact_changed(row)
+                result = UpdateResult(fact=to_fact(row), superseded_uid=None, changed=True)
             else:
-                return UpdateResult(fact=repo.to_fact(row), superseded_uid=None, changed=False)
+                return UpdateResult(fact=to_fact(row), superseded_uid=None, changed=False)
         self.search.changed(profile.id, profile.name)
         return result
 
     def forget(self, profile: ProfileRef, uid: str, *, reason: str | None = None) -> Fact:
         uid, reason = validation.uid(uid), validation.reason(reason)
         now = utcnow()
-        with self.db.write() as session:
-            seq = repo.lock_profile(session, profile.id)
-            row = self._mutable_row(session, profile, uid, action="forget")
+        with self.store.unit_of_work() as uow:
+            seq = uow.profiles.lock(profile.id)
+            row = self._mutable_row(uow.facts, profile, uid, action="forget")
             if row.status == FactStatus.RETIRED:
-                return repo.to_fact(row)
+                return to_fact(row)
             row.status, row.retired_at, row.retired_day, row.retire_reason = FactStatus.RETIRED, now, now.date(), reason
             row.updated_at, row.change_seq = now, seq
-            session.add(row)
-            session.flush()
-            repo.sync_fact_tags(session, row)
-            self.outbox.fact_changed(session, row)
-            fact = repo.to_fact(row)
+            uow.facts.save(row)
+            uow.outbox.fact_changed(row)
+            fact = to_fact(row)
         self.search.changed(profile.id, profile.name)
         return fact
 
@@ -200,45 +182,45 @@ class FactService:
     def recent(self, profile: ProfileRef, *, limit: int = RECENT_LIMIT_DEFAULT, kind: str | None = None) -> list[Fact]:
         limit = validation.bounded_int(limit, low=1, high=RECENT_LIMIT_MAX, param="limit")
         kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
-        with self.db.read() as session:
-            return [repo.to_fact(r) for r in repo.recent_facts(session, profile.id, limit=limit, kind=kind)]
+        with self.store.read() as uow:
+            return [to_fact(r) for r in uow.facts.recent(profile.id, limit=limit, kind=kind)]
 
     def page(self, profile: ProfileRef, *, status: str | None, kind: str | None, tag: str | None, limit: int,
              before_id: int | None) -> tuple[list[Fact], int | None]:
         """Facts of any status, newest first, `limit` of them after `before_id`; and the id to pass as
         `before_id` for the next page (None on the last page)."""
-        with self.db.read() as session:
-            rows = repo.list_facts(session, profile.id, status=status, kind=kind, tag=tag, limit=limit + 1,
-                                   before_id=before_id)
+        with self.store.read() as uow:
+            rows = uow.facts.page(profile.id, status=status, kind=kind, tag=tag, limit=limit + 1,
+                                  before_id=before_id)
         page = rows[:limit]
         more = len(rows) > limit and page[-1].id is not None
-        return [repo.to_fact(r) for r in page], page[-1].id if more else None
+        return [to_fact(r) for r in page], page[-1].id if more else None
 
     def count(self, profile: ProfileRef, status: str | None = "active") -> int:
-        with self.db.read() as session:
-            return repo.count_facts(session, profile.id, status)
+        with self.store.read() as uow:
+            return uow.facts.count(profile.id, status)
 
     def get(self, profile: ProfileRef, uid: str) -> FactDetail:
-        with self.db.read() as session:
-            row = repo.fact_row(session, profile.id, uid)
+        with self.store.read() as uow:
+            row = uow.facts.get(profile.id, uid)
             if row is None:
                 raise NotFound(f"no fact {uid!r} in this profile", param="uid")
             assert row.id is not None
             return FactDetail(
-                fact=repo.to_fact(row), revisions=repo.revisions_of(session, row.id), chain=self._chain(session, row),
-                redaction=record_dict(redaction_store.record_of(session, row.id)) if row.redacted_at else None,
+                fact=to_fact(row), revisions=[to_revision(r) for r in uow.revisions.of(row.id)],
+                chain=self._chain(uow.facts, row),
+                redaction=record_dict(uow.redactions.of(row.id)) if row.redacted_at else None,
             )
 
     def facts_by_uid(self, profile: ProfileRef, uids: list[str]) -> dict[str, Fact]:
         if not uids:
             return {}
-        with self.db.connect() as conn:
-            return repo.facts_by_uid(conn, profile.id, uids)
+        return self.store.facts_by_uid(profile.id, uids)
 
     # --- helpers ----------------------------------------------------------------------------------
 
-    def _mutable_row(self, session: Session, profile: ProfileRef, uid: str, *, action: str) -> FactRow:
-        row = repo.fact_row(session, profile.id, uid, for_update=True)
+    def _mutable_row(self, facts: Facts, profile: ProfileRef, uid: str, *, action: str) -> FactRecord:
+        row = facts.get(profile.id, uid, for_update=True)
         if row is None:
             raise NotFound(
                 f"unknown uid {uid!r} in this profile; find the fact with memory_search or memory_recent first",
@@ -251,19 +233,19 @@ class FactService:
             )
         return row
 
-    def _chain(self, session: Session, row: FactRow) -> list[Fact]:
+    def _chain(self, facts: Facts, row: FactRecord) -> list[Fact]:
         seen = {row.uid}
-        back = self._walk(session, row, "supersedes", seen)
-        forward = self._walk(session, row, "superseded_by", seen)
-        return [repo.to_fact(r) for r in [*reversed(back), row, *forward]]
+        back = self._walk(facts, row, "supersedes", seen)
+        forward = self._walk(facts, row, "superseded_by", seen)
+        return [to_fact(r) for r in [*reversed(back), row, *forward]]
 
     @staticmethod
-    def _walk(session: Session, row: FactRow, link: str, seen: set[str]) -> list[FactRow]:
+    def _walk(facts: Facts, row: FactRecord, link: str, seen: set[str]) -> list[FactRecord]:
         """The facts reached by following `link` (supersedes or superseded_by) from row, nearest first."""
-        found: list[FactRow] = []
+        found: list[FactRecord] = []
         cursor = row
         while (uid := getattr(cursor, link)) and uid not in seen:
-            nxt = repo.fact_row(session, row.profile_id, uid)
+            nxt = facts.get(row.profile_id, uid)
             if nxt is None:
                 break
             found.append(nxt)
@@ -283,9 +265,9 @@ class FactService:
             log.warning("storing fact without a vector for now: %s", exc)
             return None
 
-    def _store_vector(self, session: Session, row: FactRow, vector: np.ndarray | None, now: Any) -> None:
+    def _store_vector(self, uow: UnitOfWork, row: FactRecord, vector: np.ndarray | None, now: Any) -> None:
         if vector is not None:
-            vectors.put(session, row, self.embedder.model_id, vector, now)
+            uow.vectors.put(row, self.embedder.model_id, vector, now)
 
     def _similar(self, profile: ProfileRef, uid: str) -> list[Fact]:
         try:

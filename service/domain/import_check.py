@@ -16,14 +16,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import Session, select
-
 from service import contract
 from service import clock
 from service.domain import redaction, validation
 from service.domain.models import FactStatus
+from service.domain.ports.canonical import UnitOfWork
 from service.errors import InvalidDocument, InvalidInput
-from service.store.tables import FactRow
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 CLOCK_SKEW = timedelta(minutes=5)  # a document written on a machine whose clock runs a little ahead
@@ -45,7 +43,7 @@ class Problems:
             return None
 
 
-def check_document(session: Session, profile_id: int, document: dict[str, Any]) -> None:
+def check_document(uow: UnitOfWork, profile_id: int, document: dict[str, Any]) -> None:
     """Raise InvalidDocument listing every problem; return quietly when the document can be imported."""
     problems = Problems()
     now = clock.utcnow()
@@ -65,7 +63,7 @@ def check_document(session: Session, profile_id: int, document: dict[str, Any]) 
             continue
         by_uid[uid] = (where, item)
         _check_fact(problems, where, item, now)
-    known = _profile_uids(session, profile_id, by_uid, problems)
+    known = _profile_uids(uow, profile_id, by_uid, problems)
     _check_links(problems, by_uid, known)
     _check_queries(problems, document.get("queries") or [], now)
     if problems.items:
@@ -165,17 +163,12 @@ def check_redaction(problems: Problems, where: str, item: dict[str, Any], revisi
         problems.add(where, "revisions", f"a redacted fact's earlier titles must be {redaction.MARKER!r}")
 
 
-def _profile_uids(session: Session, profile_id: int, by_uid: dict[str, tuple[str, dict[str, Any]]],
+def _profile_uids(uow: UnitOfWork, profile_id: int, by_uid: dict[str, tuple[str, dict[str, Any]]],
                   problems: Problems) -> set[str]:
     """uids the links may point at besides the file's: this profile's facts. The file's own uids must not
     belong to another profile."""
     linked = {str(v) for _, item in by_uid.values() for v in (item.get("supersedes"), item.get("superseded_by")) if v}
-    wanted = list(set(by_uid) | linked)
-    owners: dict[str, int] = {}
-    for start in range(0, len(wanted), 500):
-        rows = session.exec(select(FactRow.uid, FactRow.profile_id).where(
-            FactRow.uid.in_(wanted[start:start + 500]))).all()  # type: ignore[attr-defined]
-        owners.update({uid: owner for uid, owner in rows})
+    owners = uow.facts.owners(set(by_uid) | linked)
     for uid, (where, _) in by_uid.items():
         if owners.get(uid, profile_id) != profile_id:
             problems.add(where, "uid", "this uid belongs to another profile")

@@ -17,41 +17,33 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlmodel import Session, col, select
-
 from service import contract
 from service import clock
 from service.domain import validation
 from service.domain.models import FactStatus
 from service.domain.import_check import check_document
-from service.store.outbox import Outbox
+from service.domain.ports.canonical import CanonicalStore, UnitOfWork
+from service.domain.ports.records import FactRecord, to_fact, to_revision
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
 from service.errors import Conflict, InvalidInput
-from service.store import redactions as redaction_store
-from service.store import repository as repo
-from service.store.engine import Database
-from service.store.tables import FactRedaction, FactRevision, FactRow, QueryLogResult, QueryLogRow, QueryLogTag
 
 FORMAT = "memory-export/3"
 READABLE = ("memory-export/1", "memory-export/2", FORMAT)
 
 
-def export_profile(db: Database, profile: ProfileRef) -> dict[str, Any]:
-    with db.read() as session:
-        rows = session.exec(select(FactRow).where(FactRow.profile_id == profile.id).order_by(col(FactRow.id))).all()
+def export_profile(store: CanonicalStore, profile: ProfileRef) -> dict[str, Any]:
+    with store.read() as uow:
         facts = []
-        for row in rows:
+        for row in uow.facts.all_of(profile.id):
             assert row.id is not None
-            item = repo.to_fact(row).to_dict()
-            item["revisions"] = [r.to_dict() for r in repo.revisions_of(session, row.id)]
+            item = to_fact(row).to_dict()
+            item["revisions"] = [to_revision(r).to_dict() for r in uow.revisions.of(row.id)]
             if row.redacted_at is not None:
-                item["redaction"] = record_dict(redaction_store.record_of(session, row.id))
+                item["redaction"] = record_dict(uow.redactions.of(row.id))
             facts.append(item)
         queries = []
-        for qrow in session.exec(select(QueryLogRow).where(QueryLogRow.profile_id == profile.id)
-                                 .order_by(col(QueryLogRow.id))):
-            stored = session.get(QueryLogResult, qrow.id)
+        for qrow, stored in uow.query_log.all_of(profile.id):
             queries.append({
                 "id": qrow.id, "query": qrow.query, "tags": list(qrow.tags or []), "kind": qrow.kind,
                 "limit": qrow.limit, "matched_count": qrow.matched_count, "returned_count": qrow.returned_count,
@@ -86,18 +78,16 @@ def _ts(value: Any, field: str) -> datetime:
     return parsed
 
 
-def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any],
-                   outbox: Outbox | None = None) -> dict[str, int]:
+def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[str, Any]) -> dict[str, int]:
     """All-or-nothing, in one transaction: uids already in this profile are skipped, and so are query-log rows
-    already there. `outbox`: what was imported is queued for the search mirror like any new row."""
+    already there. What was imported is queued for the search mirror like any new row (the store's outbox)."""
     imported = skipped = 0
-    outbox = outbox or Outbox(enabled=False)
-    with db.write() as session:
-        seq = repo.lock_profile(session, profile.id)
-        check_document(session, profile.id, document)  # every problem at once, before anything is written
+    with store.unit_of_work() as uow:
+        seq = uow.profiles.lock(profile.id)
+        check_document(uow, profile.id, document)  # every problem at once, before anything is written
         for item in document["facts"]:
             uid = validation.uid(str(item.get("uid", "")))
-            existing = session.exec(select(FactRow).where(FactRow.uid == uid)).first()
+            existing = uow.facts.any_profile(uid)
             if existing is not None:
                 if existing.profile_id != profile.id:
                     raise Conflict(f"uid {uid} already belongs to another profile; nothing was imported")
@@ -108,39 +98,36 @@ def import_profile(db: Database, profile: ProfileRef, document: dict[str, Any],
                 raise InvalidInput(f"fact {uid}: unknown status {status!r}")
             created, updated = _ts(item.get("created_at"), "created_at"), _ts(item.get("updated_at"), "updated_at")
             retired = _ts(item["retired_at"], "retired_at") if item.get("retired_at") else None
-            row = FactRow(
+            redaction = item.get("redaction")
+            row = uow.facts.new(
                 profile_id=profile.id, uid=uid, title=validation.title(item.get("title", "")),
                 text=validation.text(item.get("text", "")), kind=validation.kind(item.get("kind", "")),
                 tags=validation.tags(item.get("tags") or []), status=status, created_at=created, updated_at=updated,
                 retired_at=retired, retire_reason=item.get("retire_reason"), supersedes=item.get("supersedes"),
                 superseded_by=item.get("superseded_by"), created_day=clock.day_of(created), retired_day=clock.day_of(retired) if retired else None,
                 change_seq=seq,
+                redacted_at=_ts(redaction["redacted_at"], "redaction.redacted_at") if redaction else None,
             )
-            redaction = item.get("redaction")
-            if redaction:
-                row.redacted_at = _ts(redaction["redacted_at"], "redaction.redacted_at")
-            session.add(row)
-            session.flush()
-            repo.sync_fact_tags(session, row)
-            outbox.fact_changed(session, row)
+            uow.facts.save(row)
+            uow.outbox.fact_changed(row)
             assert row.id is not None
             if redaction:
-                session.add(_redaction_row(row, redaction))
+                uow.redactions.new(**_redaction_fields(row, redaction))
             for rev in item.get("revisions") or []:
-                session.add(FactRevision(
+                uow.revisions.new(
                     profile_id=profile.id, fact_id=row.id, revision=int(rev["revision"]),
                     title=validation.title(rev["title"]), kind=validation.kind(rev["kind"]),
                     tags=validation.tags(rev.get("tags") or []), valid_from=_ts(rev["valid_from"], "valid_from"),
                     valid_to=_ts(rev["valid_to"], "valid_to"),
-                ))
+                )
             imported += 1
-        queries = _import_queries(session, profile, document.get("queries") or [], outbox)
+        queries = _import_queries(uow, profile, document.get("queries") or [])
     return {"imported": imported, "skipped": skipped, **queries}
 
 
-def _redaction_row(row: FactRow, item: dict[str, Any]) -> FactRedaction:
+def _redaction_fields(row: FactRecord, item: dict[str, Any]) -> dict[str, Any]:
     assert row.id is not None and row.redacted_at is not None
-    return FactRedaction(
+    return dict(
         profile_id=row.profile_id, fact_id=row.id, redacted_at=row.redacted_at, operator=str(item["operator"]),
         reason=str(item["reason"]), text_sha256=str(item["text_sha256"]), title_sha256=str(item["title_sha256"]),
         revisions=int(item.get("revisions_redacted", 0)), queries=int(item.get("queries_redacted", 0)),
@@ -148,7 +135,7 @@ def _redaction_row(row: FactRow, item: dict[str, Any]) -> FactRedaction:
     )
 
 
-def _import_queries(session: Session, profile: ProfileRef, items: list[Any], outbox: Outbox) -> dict[str, int]:
+def _import_queries(uow: UnitOfWork, profile: ProfileRef, items: list[Any]) -> dict[str, int]:
     imported = skipped = renumbered = 0
     for item in items:
         if not isinstance(item, dict):
@@ -157,38 +144,34 @@ def _import_queries(session: Session, profile: ProfileRef, items: list[Any], out
         wanted = item.get("id")
         if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 < wanted <= contract.MAX_ROW_ID:
             raise InvalidInput(f"query-log row id must be a positive integer, not {wanted!r}")
-        existing = session.get(QueryLogRow, wanted)
+        existing = uow.query_log.any_profile(wanted)
         if existing is not None and existing.profile_id == profile.id and existing.query == item.get("query") \
                 and clock.isoformat(existing.created_at) == clock.isoformat(created):
             skipped += 1
             continue
         matched, inactive = _count(item, "matched_count", optional=True), _count(item, "inactive_matched",
                                                                                   optional=True)
-        row = QueryLogRow(
-            id=None if existing is not None else wanted, profile_id=profile.id,
-            query=validation.query(str(item.get("query", ""))), tags=validation.tags(item.get("tags") or []),
+        row: dict[str, object] = dict(
+            profile_id=profile.id, query=validation.query(str(item.get("query", ""))),
+            tags=validation.tags(item.get("tags") or []),
             kind=validation.kind(item["kind"]) if item.get("kind") else None,
             limit=_count(item, "limit"), matched_count=matched, returned_count=_count(item, "returned_count"),
             inactive_matched=inactive, top_uid=item.get("top_uid"), mode=str(item.get("mode", "")),
             latency_ms=float(item.get("latency_ms", 0.0)), created_at=created, day=clock.day_of(created),
         )
-        session.add(row)
-        session.flush()
-        assert row.id is not None
-        renumbered += existing is not None
+        if existing is None:  # the id is free: kept
+            row["id"] = wanted
         results = item.get("results") or []
         if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
             raise InvalidInput(f"query-log row {wanted}: results must be a list of objects")
         once_known = item.get("inactive_uids") or []
         if not isinstance(once_known, list) or not all(isinstance(u, str) for u in once_known):
             raise InvalidInput(f"query-log row {wanted}: inactive_uids must be a list of uids")
-        session.add(QueryLogResult(query_id=row.id, profile_id=profile.id, results=results,
-                                   inactive_uids=once_known))
-        for tag in row.tags:
-            session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=row.day))
-        outbox.query_logged(session, row)
+        query_id = uow.query_log.insert(row, results, once_known)
+        renumbered += existing is not None
+        uow.outbox.query_logged(profile.id, query_id)
         imported += 1
-    repo.advance_id_sequence(session, QueryLogRow)
+    uow.query_log.kept_ids()
     return {"queries_imported": imported, "queries_skipped": skipped, "queries_renumbered": renumbered}
 
 

@@ -6,16 +6,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import sqlalchemy as sa
-
 from service import ids
 from service.clock import isoformat, utcnow
 from service.domain import validation
 from service.domain.models import ProfileRef
+from service.domain.ports.canonical import CanonicalStore
+from service.domain.ports.records import ProfileRecord
 from service.errors import Conflict, NotFound, Unauthorized
-from service.store import repository as repo
-from service.store.engine import Database
-from service.store.tables import Profile, Token
 
 
 @dataclass(frozen=True)
@@ -42,72 +39,59 @@ class TokenInfo:
         }
 
 
-def _ref(row: Profile) -> ProfileRef:
+def _ref(row: ProfileRecord) -> ProfileRef:
     assert row.id is not None
     return ProfileRef(id=row.id, name=row.name, created_at=row.created_at)
 
 
 class ProfileService:
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, store: CanonicalStore) -> None:
+        self.store = store
 
     def create(self, name: str) -> ProfileRef:
         validation.profile_name(name)
-        with self.db.write() as session:
-            if repo.profile_by_name(session, name) is not None:
+        with self.store.unit_of_work() as uow:
+            row = uow.profiles.add(name, utcnow()) if uow.profiles.by_name(name) is None else None
+            if row is None:  # there already, or created concurrently by another process
                 raise Conflict(f"profile {name!r} already exists", param="profile")
-            row = Profile(name=name, created_at=utcnow(), fact_seq=0)
-            session.add(row)
-            try:
-                session.flush()
-            except sa.exc.IntegrityError as exc:  # created concurrently by another process
-                raise Conflict(f"profile {name!r} already exists", param="profile") from exc
             return _ref(row)
 
     def get(self, name: str) -> ProfileRef:
         validation.profile_name(name)
-        with self.db.read() as session:
-            row = repo.profile_by_name(session, name)
+        with self.store.read() as uow:
+            row = uow.profiles.by_name(name)
         if row is None:
             raise NotFound(f"no profile named {name!r} (create it with: memory profile create {name})", param="profile")
         return _ref(row)
 
     def list(self) -> list[ProfileRef]:
-        with self.db.read() as session:
-            return [_ref(r) for r in repo.profiles(session)]
+        with self.store.read() as uow:
+            return [_ref(r) for r in uow.profiles.all()]
 
     def issue_token(self, name: str) -> IssuedToken:
         profile = self.get(name)
         token = ids.new_token()
-        with self.db.write() as session:
-            session.add(
-                Token(
-                    token_id=ids.new_token_id(),
-                    profile_id=profile.id,
-                    token_hash=ids.hash_token(token),
-                    created_at=utcnow(),
-                )
-            )
-            session.flush()
-            row = repo.token_by_hash(session, ids.hash_token(token))
-            assert row is not None
-            return IssuedToken(profile=profile.name, token_id=row[0].token_id, token=token)
+        with self.store.unit_of_work() as uow:
+            row = uow.tokens.new(token_id=ids.new_token_id(), profile_id=profile.id, token_hash=ids.hash_token(token),
+                                 created_at=utcnow())
+            uow.tokens.save(row)
+        return IssuedToken(profile=profile.name, token_id=row.token_id, token=token)
 
     def tokens(self, name: str) -> list[TokenInfo]:
         profile = self.get(name)
-        with self.db.read() as session:
-            rows = repo.tokens_of(session, profile.id)
+        with self.store.read() as uow:
+            rows = uow.tokens.of(profile.id)
         return [TokenInfo(r.token_id, profile.name, r.created_at, r.revoked_at) for r in rows]
 
     def revoke_token(self, token_id: str) -> TokenInfo:
-        with self.db.write() as session:
-            row = repo.token_by_id(session, token_id.strip())
+        with self.store.unit_of_work() as uow:
+            row = uow.tokens.by_id(token_id.strip())
             if row is None:
                 raise NotFound(f"no token with id {token_id!r} (list them with: memory token list PROFILE)")
             if row.revoked_at is None:
                 row.revoked_at = utcnow()
-                session.add(row)
-            profile = session.get(Profile, row.profile_id)
+                uow.tokens.save(row)
+            profile = uow.profiles.by_id(row.profile_id)
             assert profile is not None
             return TokenInfo(row.token_id, profile.name, row.created_at, row.revoked_at)
 
@@ -121,8 +105,7 @@ class ProfileService:
         if token is None:
             raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
         digest = ids.hash_token(token)
-        with self.db.connect() as conn:  # every request asks: one Core SELECT, no ORM session
-            found = repo.token_credential(conn, digest)
+        found = self.store.credential(digest)
         if (
             found is None
             or not ids.same_hash(found.token_hash, digest)

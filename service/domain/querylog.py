@@ -14,20 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlmodel import col, select
-
 from service import clock
 from service.contract import BUCKET_LABELS, DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX
 from service.domain import reports, validation
 from service.domain.models import ScoredFact
-from service.store.outbox import Outbox
 from service.domain.ports import AggregateMirror, SearchHits, SearchRequest, Sourced
+from service.domain.ports.canonical import BUCKET_COUNTERS, COUNTERS, CanonicalStore
+from service.domain.ports.records import QueryLogRecord
 from service.domain.profiles import ProfileRef
 from service.errors import NotFound
-from service.store import aggregates as agg
-from service.store import repository as repo
-from service.store.engine import Database
-from service.store.tables import QueryLogResult, QueryLogRow
 
 BUCKETS = BUCKET_LABELS
 
@@ -46,7 +41,7 @@ def _score(value: float | None) -> float | None:
     return None if value is None else round(float(value), 6)
 
 
-def row_to_dict(row: QueryLogRow, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def row_to_dict(row: QueryLogRecord, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": row.id,
         "query": row.query,
@@ -67,9 +62,8 @@ def row_to_dict(row: QueryLogRow, results: list[dict[str, Any]] | None = None) -
 
 
 class QueryLog:
-    def __init__(self, db: Database, outbox: Outbox | None = None) -> None:
-        self.db = db
-        self.outbox = outbox or Outbox(enabled=False)
+    def __init__(self, store: CanonicalStore) -> None:
+        self.store = store
 
     def record(
         self,
@@ -85,37 +79,27 @@ class QueryLog:
             {"uid": s.fact.uid, "score": _score(s.score), "lexical": _score(s.lexical), "vector": _score(s.vector)}
             for s in returned
         ]
-        with self.db.transaction() as conn:
-            query_id = repo.insert_query_log(conn, {
-                "profile_id": profile.id, "query": request.query, "tags": list(request.tags), "kind": request.kind,
-                "limit": request.limit, "matched_count": found.matched_count, "returned_count": len(returned),
-                "inactive_matched": found.inactive_matched, "top_uid": returned[0].fact.uid if returned else None,
-                "mode": found.mode, "latency_ms": latency_ms, "created_at": now, "day": now.date(),
-            }, results, list(found.inactive_uids))
-            self.outbox.query_id_logged(conn, profile.id, query_id)
-            return query_id
+        return self.store.log_search({
+            "profile_id": profile.id, "query": request.query, "tags": list(request.tags), "kind": request.kind,
+            "limit": request.limit, "matched_count": found.matched_count, "returned_count": len(returned),
+            "inactive_matched": found.inactive_matched, "top_uid": returned[0].fact.uid if returned else None,
+            "mode": found.mode, "latency_ms": latency_ms, "created_at": now, "day": now.date(),
+        }, results, list(found.inactive_uids))
 
     def listing(self, profile: ProfileRef, limit: int = LISTING_DEFAULT) -> list[dict[str, Any]]:
         limit = validation.bounded_int(limit, low=1, high=LISTING_MAX, param="limit")
-        with self.db.read() as session:
-            rows = session.exec(
-                select(QueryLogRow)
-                .where(QueryLogRow.profile_id == profile.id)
-                .order_by(col(QueryLogRow.id).desc())
-                .limit(limit)
-            ).all()
+        with self.store.read() as uow:
+            rows = uow.query_log.newest(profile.id, limit)
         return [row_to_dict(r) for r in rows]
 
     def get(self, profile: ProfileRef, query_id: int) -> dict[str, Any]:
-        with self.db.read() as session:
-            row = session.exec(
-                select(QueryLogRow).where(QueryLogRow.profile_id == profile.id, QueryLogRow.id == query_id)
-            ).first()
+        with self.store.read() as uow:
+            row = uow.query_log.get(profile.id, query_id)
             if row is None:
                 raise NotFound(f"no query-log row {query_id} in this profile", param="id")
-            stored = session.get(QueryLogResult, query_id)
+            stored = uow.query_log.results_of(query_id)
             once_known = list(stored.inactive_uids or []) if stored is not None else []
-            facts = repo.fact_rows_by_uid(session, profile.id, once_known) if once_known else {}
+            facts = uow.facts.by_uids(profile.id, once_known) if once_known else {}
         out = row_to_dict(row, list(stored.results) if stored is not None else [])
         # What memory once knew: the retired/superseded facts this search matched, as they are now.
         out["inactive_matches"] = [{"uid": uid, "title": facts[uid].title, "status": facts[uid].status}
@@ -129,13 +113,14 @@ class QueryLog:
     def summary(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
         first, last = clock.window(days)
-        with self.db.read() as session:
-            per_day = agg.summary_by_day(session, profile.id, first, last)
-            queries, distinct_queries = agg.top_queries(session, profile.id, first, last)
-            tags = agg.top_query_tags(session, profile.id, first, last)
-            facts = agg.top_facts(session, profile.id, first, last)
-        totals = {key: sum(day[key] for day in per_day.values()) for key in agg.COUNTERS}
-        buckets = [totals["zero_match"], *(totals[name] for name in agg.BUCKET_COUNTERS)]
+        with self.store.read() as uow:
+            agg = uow.aggregates
+            per_day = agg.summary_by_day(profile.id, first, last)
+            queries, distinct_queries = agg.top_queries(profile.id, first, last)
+            tags = agg.top_query_tags(profile.id, first, last)
+            facts = agg.top_facts(profile.id, first, last)
+        totals = {key: sum(day[key] for day in per_day.values()) for key in COUNTERS}
+        buckets = [totals["zero_match"], *(totals[name] for name in BUCKET_COUNTERS)]
         return reports.summary_body(
             profile=profile.name, days=days, first=first, last=last,
             totals={**totals, "distinct_queries": distinct_queries},

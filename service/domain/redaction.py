@@ -22,18 +22,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session
-
 from service import clock, contract
 from service.domain import validation
 from service.domain.models import FactStatus
-from service.store.outbox import Outbox
 from service.domain.ports import SearchBackend
+from service.domain.ports.canonical import CanonicalStore, UnitOfWork
+from service.domain.ports.records import FactRecord, RedactionRecord
 from service.errors import InvalidInput, NotFound
-from service.store import redactions as store
-from service.store import repository as repo
-from service.store.engine import Database
-from service.store.tables import FactRedaction, FactRow, Profile
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +46,7 @@ def query_marker(redaction_id: int, number: int) -> str:
     return f"[redacted {redaction_id}.{number}]"
 
 
-def record_dict(record: FactRedaction | None) -> dict[str, Any] | None:
+def record_dict(record: RedactionRecord | None) -> dict[str, Any] | None:
     """The redaction as the fact's history shows it (REST, export)."""
     if record is None:
         return None
@@ -107,9 +102,9 @@ def contains_any(value: str, wanted: list[str]) -> bool:
     return any(n in folded for n in wanted)
 
 
-def matching_queries(session: Session, profile_id: int, wanted: list[str]) -> list[int]:
+def matching_queries(uow: UnitOfWork, profile_id: int, wanted: list[str]) -> list[int]:
     """Ids of the profile's query-log rows to redact (rows redacted before are left as they are)."""
-    return [i for i, q in store.query_texts(session, profile_id)
+    return [i for i, q in uow.query_log.texts(profile_id)
             if not QUERY_MARKER.match(q) and contains_any(q, wanted)]
 
 
@@ -135,118 +130,96 @@ class RedactionResult:
 
 
 class RedactionService:
-    def __init__(self, db: Database, outbox: Outbox, backend: SearchBackend | None = None) -> None:
-        self.db = db
-        self.outbox = outbox
+    def __init__(self, store: CanonicalStore, backend: SearchBackend | None = None) -> None:
+        self.store = store
         self.backend = backend
 
     def redact(self, uid: str, *, reason: str, operator: str, also: list[str] | None = None,
                dry_run: bool = False) -> RedactionResult:
         uid, reason, operator = validation.uid(uid), reason_text(reason), operator_name(operator)
         extra = match_strings(list(also or []))
-        with self.db.read() as session:
-            found = store.fact_row_any_profile(session, uid)
+        with self.store.read() as uow:
+            found = uow.facts.any_profile(uid)
             if found is None:
                 raise NotFound(f"no fact {uid!r} in this store (`memory export NAME` lists a profile's facts)",
                                param="uid")
             profile_id = found.profile_id
-            planned = self._plan(session, found, extra, dry_run=dry_run) \
+            planned = self._plan(uow, found, extra, dry_run=dry_run) \
                 if dry_run or found.redacted_at is not None else None
         if planned is not None:
             if not dry_run:  # a second run finishes what a busy checkpoint left
-                planned.notes.extend(self._purge())
+                planned.notes.extend(self.store.purge_old_pages())
             return planned
         now = clock.utcnow()
-        with self.db.write() as session:
-            seq = repo.lock_profile(session, profile_id)
-            row = store.fact_row_any_profile(session, uid, for_update=True)
+        with self.store.unit_of_work() as uow:
+            seq = uow.profiles.lock(profile_id)
+            row = uow.facts.any_profile(uid, for_update=True)
             assert row is not None and row.id is not None
             if row.redacted_at is not None:  # redacted meanwhile by another operator
-                return self._plan(session, row, extra, dry_run=False)
-            result = self._apply(session, row, seq, now, reason=reason, operator=operator, also=extra)
+                return self._plan(uow, row, extra, dry_run=False)
+            result = self._apply(uow, row, seq, now, reason=reason, operator=operator, also=extra)
         if self.backend is not None:
             self.backend.changed(profile_id, result.profile)
-        result.notes.extend(self._purge())
+        result.notes.extend(self.store.purge_old_pages())
         return result
 
     # --- steps ------------------------------------------------------------------------------------
 
-    def _plan(self, session: Session, row: FactRow, also: list[str], *, dry_run: bool) -> RedactionResult:
+    def _plan(self, uow: UnitOfWork, row: FactRecord, also: list[str], *, dry_run: bool) -> RedactionResult:
         """What a redaction would do (dry run), or the record of the one already done."""
         assert row.id is not None
-        profile = session.get(Profile, row.profile_id)
+        profile = uow.profiles.by_id(row.profile_id)
         assert profile is not None
         if row.redacted_at is not None:
-            record = record_dict(store.record_of(session, row.id))
+            record = record_dict(uow.redactions.of(row.id))
             return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=True,
                                    dry_run=dry_run, record=record, queries=0, revisions=0,
                                    notes=[f"already redacted on {record and record['redacted_at']}: nothing changed"])
-        revisions = store.revision_rows(session, row.id)
+        revisions = uow.revisions.of(row.id)
         wanted = needles(row.title, row.text, [r.title for r in revisions], also)
-        matching = matching_queries(session, row.profile_id, wanted)
+        matching = matching_queries(uow, row.profile_id, wanted)
         return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=True,
                                record=None, queries=len(matching), revisions=len(revisions),
                                notes=["dry run: nothing was changed"])
 
-    def _apply(self, session: Session, row: FactRow, seq: int, now: datetime, *, reason: str, operator: str,
+    def _apply(self, uow: UnitOfWork, row: FactRecord, seq: int, now: datetime, *, reason: str, operator: str,
                also: list[str]) -> RedactionResult:
         assert row.id is not None
-        profile = session.get(Profile, row.profile_id)
+        profile = uow.profiles.by_id(row.profile_id)
         assert profile is not None
-        revisions = store.revision_rows(session, row.id)
+        revisions = uow.revisions.of(row.id)
         wanted = needles(row.title, row.text, [r.title for r in revisions], also)
         was_active = row.status == FactStatus.ACTIVE
-        record = FactRedaction(
+        record = uow.redactions.new(
             profile_id=row.profile_id, fact_id=row.id, redacted_at=now, operator=operator, reason=reason,
             text_sha256=sha256(row.text), title_sha256=sha256(row.title), revisions=len(revisions), queries=0,
             retired=was_active,
         )
-        session.add(record)
-        session.flush()
+        uow.redactions.save(record)
         assert record.id is not None
         for revision in revisions:
             revision.title = MARKER
-            session.add(revision)
+            uow.revisions.save(revision)
         if row.retire_reason and contains_any(row.retire_reason, wanted):
             row.retire_reason = MARKER
         if was_active:  # retired as memory_forget would: the counts move exactly as for a forget
             row.status, row.retired_at, row.retired_day = FactStatus.RETIRED, now, now.date()
             row.retire_reason, row.updated_at = f"redacted: {reason}"[: contract.REASON_MAX], now
         row.title, row.text, row.redacted_at, row.change_seq = MARKER, MARKER, now, seq
-        session.add(row)
-        session.flush()
-        repo.sync_fact_tags(session, row)
-        dropped = store.drop_vector(session, row.id)
-        self.outbox.fact_changed(session, row)
+        uow.facts.save(row)
+        dropped = uow.vectors.drop(row.id)
+        uow.outbox.fact_changed(row)
 
-        matching = matching_queries(session, row.profile_id, wanted)
+        matching = matching_queries(uow, row.profile_id, wanted)
         markers: dict[str, str] = {}
-        for qrow in sorted(store.query_rows(session, matching), key=lambda r: r.id or 0):
+        for qrow in sorted(uow.query_log.by_ids(matching), key=lambda r: r.id or 0):
             marker = markers.setdefault(qrow.query, query_marker(record.id, len(markers) + 1))
             qrow.query = marker
-            session.add(qrow)
-            session.flush()
-            self.outbox.query_logged(session, qrow)
+            uow.query_log.save(qrow)
+            assert qrow.id is not None
+            uow.outbox.query_logged(qrow.profile_id, qrow.id)
         record.queries = len(matching)
-        session.add(record)
-        session.flush()
+        uow.redactions.save(record)
         return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=False,
                                record=record_dict(record), queries=len(matching), revisions=len(revisions),
                                vector_dropped=dropped)
-
-    def _purge(self) -> list[str]:
-        """Old page images: SQLite folds the WAL into the file (secure_delete zeroed the old cells) and truncates
-        it; PostgreSQL keeps dead row versions until VACUUM (README, "Redaction")."""
-        if self.db.dialect != "sqlite":
-            return ["PostgreSQL keeps the old row versions until VACUUM: run VACUUM FULL on facts, "
-                    "fact_revisions and query_log (README: Redaction); WAL archives and backups still hold them"]
-        raw = self.db.engine.raw_connection()
-        try:
-            busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        finally:
-            raw.close()
-        if busy:
-            return ["the WAL could not be checkpointed (another process is reading the database): old page "
-                    "images stay in memory.db-wal until the next checkpoint; stop `memory serve` and run "
-                    "`memory redact` again to finish"]
-        return []

@@ -20,9 +20,8 @@ from service.domain.models import ScoredFact, SearchOutcome
 from service.errors import EmbeddingUnavailable, InvalidInput
 from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
+from service.domain.ports.canonical import CanonicalStore
 from service.domain.querylog import QueryLog
-from service.store import repository as repo
-from service.store.engine import Database
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +30,7 @@ log = logging.getLogger(__name__)
 class SearchService:
     def __init__(
         self,
-        db: Database,
+        store: CanonicalStore,
         embedder: Embedder,
         backend: SearchBackend,
         query_log: QueryLog,
@@ -39,7 +38,7 @@ class SearchService:
         *,
         embedder_wait_s: float = 0.0,
     ) -> None:
-        self.db = db
+        self.store = store
         self.embedder = embedder
         self.backend = backend
         self.query_log = query_log
@@ -121,8 +120,7 @@ class SearchService:
         """The hits as facts read from the canonical store, in the backend's order, with their scores."""
         if not found.hits:
             return []
-        with self.db.connect() as conn:
-            facts = repo.facts_by_uid(conn, profile.id, [h.uid for h in found.hits])
+        facts = self.store.facts_by_uid(profile.id, [h.uid for h in found.hits])
         return [
             ScoredFact(fact=facts[h.uid], score=h.score, lexical=h.lexical, vector=h.vector)
             for h in found.hits

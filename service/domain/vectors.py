@@ -1,5 +1,6 @@
 """`memory reindex` and `memory check` for vectors: embed the facts lacking one of the configured embedder
-(service.store.vectors stores them), and report those still lacking one."""
+(the store's vectors member keeps them; service.store.vectors is their one owner), and report those still
+lacking one."""
 
 from __future__ import annotations
 
@@ -8,22 +9,20 @@ from typing import Any
 
 from service.domain.models import embedding_text
 from service.domain.ports import Embedder
+from service.domain.ports.canonical import CanonicalStore
 from service.domain.profiles import ProfileRef
-from service.store import repository as repo
-from service.store import vectors
-from service.store.engine import Database
 
 BATCH = 64
 
 
 class VectorMaintenance:
-    def __init__(self, db: Database, embedder: Embedder) -> None:
-        self.db = db
+    def __init__(self, store: CanonicalStore, embedder: Embedder) -> None:
+        self.store = store
         self.embedder = embedder
 
     def _needing(self, profile: ProfileRef, everything: bool) -> list[int]:
-        with self.db.read() as session:
-            return vectors.needing(session, profile.id, self.embedder.model_id, everything=everything)
+        with self.store.read() as uow:
+            return uow.vectors.needing(profile.id, self.embedder.model_id, everything=everything)
 
     def embed(
         self, profile: ProfileRef, *, everything: bool = False, progress: Callable[[int, int], None] | None = None
@@ -36,12 +35,13 @@ class VectorMaintenance:
             progress(0, len(ids))
         for start in range(0, len(ids), BATCH):
             chunk = ids[start : start + BATCH]
-            with self.db.read() as session:
-                rows = repo.fact_rows_by_id(session, profile.id, chunk)
+            with self.store.read() as uow:
+                rows = uow.facts.by_ids(profile.id, chunk)
             ordered = [rows[i] for i in chunk if i in rows]
             made = self.embedder.embed_documents([embedding_text(r.title, r.text) for r in ordered])
-            vectors.store(self.db, profile.id, self.embedder.model_id,
-                          {int(r.id): v for r, v in zip(ordered, made) if r.id is not None})
+            with self.store.unit_of_work() as uow:
+                uow.vectors.store(profile.id, self.embedder.model_id,
+                                  {int(r.id): v for r, v in zip(ordered, made) if r.id is not None})
             done += len(ordered)
             if progress:
                 progress(done, len(ids))
@@ -54,8 +54,8 @@ class VectorMaintenance:
         missing = self._needing(profile, everything=False)
         if not missing:
             return {}
-        with self.db.read() as session:
-            models = vectors.models_of(session, profile.id)
+        with self.store.read() as uow:
+            models = uow.vectors.models_of(profile.id)
         return {
             "facts_without_current_vector": len(missing),
             "current_model": self.embedder.model_id,

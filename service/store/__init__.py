@@ -1,3 +1,4 @@
 """The canonical store: every SQL statement of the service. SQLModel tables, the engine (SQLite WAL or
-PostgreSQL), Alembic migrations, row access (repository.py), SQL aggregates, fact vectors (vectors.py),
-the transactional outbox (outbox.py) and what the OpenSearch mirror reads and records (canonical.py)."""
+PostgreSQL), Alembic migrations, row access (repository.py, history.py, redactions.py), SQL aggregates, fact
+vectors (vectors.py), the transactional outbox (outbox.py), SqlStore (sql.py and members.py: the canonical
+store port the application uses) and what the OpenSearch mirror reads and records (canonical.py)."""

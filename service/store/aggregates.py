@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from service.contract import MATCH_BUCKETS, TOP_N
+from service.domain.ports.canonical import COUNTERS  # the counters the port names
 from service.store.tables import FactRow, FactTag, QueryLogRow, QueryLogTag
 
 
@@ -25,9 +26,6 @@ def _log_window(profile_id: int, first: date, last: date) -> list[Any]:
     return [QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last]
 
 
-# contract.MATCH_BUCKETS beyond "0" (which is zero_match), one counter each: b1, b2_5, b6_20, b21.
-BUCKET_COUNTERS = tuple(f"b{label.replace('-', '_').rstrip('+')}" for label, _, _ in MATCH_BUCKETS[1:])
-COUNTERS = ("searches", "zero_match", "unknown_matched", *BUCKET_COUNTERS, "retired_only")
 
 
 def _in_bucket(column: Any, low: int, high: int | None) -> Any:

@@ -8,7 +8,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
-from service.domain.models import Fact, Revision
+from service.domain.models import Fact
+from service.domain.ports.records import to_fact
 from service.store.tables import (
     FactRevision,
     FactRow,
@@ -20,34 +21,6 @@ from service.store.tables import (
     QueryLogTag,
     Token,
 )
-
-
-def to_fact(row: FactRow | sa.Row[Any]) -> Fact:
-    return Fact(
-        uid=row.uid,
-        title=row.title,
-        text=row.text,
-        kind=row.kind,
-        tags=list(row.tags or []),
-        status=row.status,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        retired_at=row.retired_at,
-        supersedes=row.supersedes,
-        superseded_by=row.superseded_by,
-        retire_reason=row.retire_reason,
-    )
-
-
-def to_revision(row: FactRevision) -> Revision:
-    return Revision(
-        revision=row.revision,
-        title=row.title,
-        kind=row.kind,
-        tags=list(row.tags or []),
-        valid_from=row.valid_from,
-        valid_to=row.valid_to,
-    )
 
 
 # --- profiles and tokens -------------------------------------------------------------------------
@@ -70,13 +43,6 @@ def lock_profile(session: Session, profile_id: int) -> int:
         .returning(Profile.fact_seq)
     )
     return int(result.scalar_one())
-
-
-def token_by_hash(session: Session, token_hash: str) -> tuple[Token, Profile] | None:
-    row = session.exec(
-        select(Token, Profile).join(Profile, col(Profile.id) == Token.profile_id).where(Token.token_hash == token_hash)
-    ).first()
-    return (row[0], row[1]) if row else None
 
 
 # The statements every search (and every authenticated call) runs are built once, with bind parameters:
@@ -173,13 +139,6 @@ def sync_fact_tags(session: Session, row: FactRow) -> None:
         elif entry.current != current or entry.active != (active and current):
             entry.current, entry.active = current, active and current
             session.add(entry)
-
-
-def revisions_of(session: Session, fact_id: int) -> list[Revision]:
-    rows = session.exec(
-        select(FactRevision).where(FactRevision.fact_id == fact_id).order_by(col(FactRevision.revision))
-    ).all()
-    return [to_revision(r) for r in rows]
 
 
 def next_revision(session: Session, fact_id: int) -> int:

@@ -48,17 +48,23 @@ def store(db: Database, profile_id: int, model: str, vectors: dict[int, np.ndarr
     """Save vectors (fact id -> vector) made after the facts were written, in one transaction. `requeue`:
     also enqueue the facts for the search mirror again, under the profile lock, so the new outbox ids are
     larger than any earlier change of those facts (their external versions)."""
-    now = utcnow()
     with db.write() as session:
-        if requeue is not None:
-            repo.lock_profile(session, profile_id)
-        rows = repo.fact_rows_by_id(session, profile_id, list(vectors))
-        for fact_id, vector in vectors.items():
-            row = rows.get(fact_id)
-            if row is not None:
-                put(session, row, model, vector, now)
-                if requeue is not None:
-                    requeue.fact_changed(session, row)
+        store_in(session, profile_id, model, vectors, requeue=requeue)
+
+
+def store_in(session: Session, profile_id: int, model: str, vectors: dict[int, np.ndarray], *,
+             requeue: Outbox | None = None) -> None:
+    """`store` inside a transaction the caller holds (a unit of work of service.store.sql)."""
+    now = utcnow()
+    if requeue is not None:
+        repo.lock_profile(session, profile_id)
+    rows = repo.fact_rows_by_id(session, profile_id, list(vectors))
+    for fact_id, vector in vectors.items():
+        row = rows.get(fact_id)
+        if row is not None:
+            put(session, row, model, vector, now)
+            if requeue is not None:
+                requeue.fact_changed(session, row)
 
 
 def models(session: Session) -> dict[str, int]:

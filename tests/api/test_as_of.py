@@ -12,7 +12,6 @@ from fastapi.testclient import TestClient
 
 from service.container import Services
 from service.domain.redaction import MARKER, RedactionService
-from service.store.outbox import Outbox
 from tests.conftest import ProfileAccess
 from tests.support.frozen_clock import frozen_at
 
@@ -177,7 +176,7 @@ def test_time_zones(client: TestClient, alpha: ProfileAccess, history: History) 
 
 def test_a_redacted_fact_has_no_words_on_any_date(services: Services, client: TestClient, alpha: ProfileAccess,
                                                   history: History) -> None:
-    RedactionService(services.db, Outbox(enabled=False)).redact(history.a, reason="test", operator="tester")
+    RedactionService(services.store).redact(history.a, reason="test", operator="tester")
     then = client.get(f"/api/alpha/facts/{history.a}", params={"as_of": iso(T1 + HOUR)}, headers=alpha.headers)
     body = then.json()
     assert (body["fact"]["title"], body["fact"]["text"], body["fact"]["status"]) == (MARKER, MARKER, "active")

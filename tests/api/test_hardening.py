@@ -12,6 +12,7 @@ from service.api.app import create_app
 from service.container import Services
 from service.domain.profiles import UNAUTHORIZED_MESSAGE
 from service.store.engine import Database
+from service.store.sql import SqlStore
 from tests.conftest import ProfileAccess
 
 ROUTES = ["/api/profiles", "/api/{profile}/queries", "/api/{profile}/queries/summary",
@@ -121,7 +122,7 @@ def test_405_carries_allow(client: TestClient, alpha: ProfileAccess) -> None:
 def test_a_database_outage_is_503_database_unavailable_without_the_dsn(
     client: TestClient, services: Services, alpha: ProfileAccess, caplog: pytest.LogCaptureFixture
 ) -> None:
-    services.profiles.db = Database("postgresql+psycopg://memory:s3cret@127.0.0.1:9/memory?connect_timeout=2")
+    services.profiles.store = SqlStore(Database("postgresql+psycopg://memory:s3cret@127.0.0.1:9/memory?connect_timeout=2"))
     response = client.get("/api/alpha/stats", headers=alpha.headers)
     assert response.status_code == 503, response.text
     assert response.json() == {"error": {"status": 503, "code": "backend_unavailable",

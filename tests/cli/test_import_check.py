@@ -38,7 +38,7 @@ def document(env: None) -> dict:
         services.facts.forget(alpha, gone, reason="obsolete")
         services.search.search(alpha, "deploys")
         services.search.search(alpha, "nothing like it")
-        return portability.export_profile(services.db, alpha)
+        return portability.export_profile(services.store, alpha)
     finally:
         services.close()
 

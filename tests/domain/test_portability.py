@@ -18,7 +18,7 @@ def grown(services: Services, name: str) -> dict:
     services.facts.update(profile, uid, text="Deploy with Flux.")
     services.search.search(profile, "deploy flux", tags=["infra"])
     services.search.search(profile, "nothing like this")
-    return portability.export_profile(services.db, services.profiles.get(name))
+    return portability.export_profile(services.store, services.profiles.get(name))
 
 
 def _rename(fact: dict, suffix: str) -> None:
@@ -39,7 +39,7 @@ def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> 
     moved = copy.deepcopy(document)
     for fact in moved["facts"]:  # uids are unique across profiles: another profile needs other uids
         _rename(fact, "x")
-    result = portability.import_profile(services.db, beta, moved)
+    result = portability.import_profile(services.store, beta, moved)
     # The ids are taken by alpha's rows: imported under new ids, everything else kept.
     assert result == {"imported": 2, "skipped": 0, "queries_imported": 2, "queries_skipped": 0,
                       "queries_renumbered": 2}
@@ -62,10 +62,10 @@ def test_an_import_is_all_or_nothing_and_reads_format_1(services: Services) -> N
         _rename(fact, "y")
     broken["queries"][1]["returned_count"] = -1
     with pytest.raises(InvalidInput, match="returned_count"):
-        portability.import_profile(services.db, gamma, broken)
+        portability.import_profile(services.store, gamma, broken)
     assert services.query_log.listing(gamma, 10) == []
     assert services.stats.stats(gamma)["facts"] == 0
 
     old = {"format": "memory-export/1", "profile": "gamma", "facts": broken["facts"]}
-    result = portability.import_profile(services.db, gamma, old)
+    result = portability.import_profile(services.store, gamma, old)
     assert (result["imported"], result["queries_imported"]) == (2, 0)

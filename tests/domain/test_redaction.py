@@ -18,7 +18,6 @@ from sqlmodel import SQLModel
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain import portability
-from service.store.outbox import Outbox
 from service.domain.redaction import MARKER, RedactionService
 from service.errors import InvalidDocument, InvalidInput, NotFound
 from service.search.embedded.backend import EmbeddedSearch
@@ -57,7 +56,7 @@ def seed(services: Services) -> Seeded:
 
 
 def redactor(services: Services) -> RedactionService:
-    return RedactionService(services.db, Outbox(enabled=False), services.backend)
+    return RedactionService(services.store, services.backend)
 
 
 def everything(services: Services) -> str:
@@ -186,7 +185,7 @@ def test_vectors_are_dropped_and_never_remade(tmp_path: Path, database_url: str)
         assert redactor(services).redact(uid, reason="token", operator="alice").vector_dropped
         services.search.search(p, "deploy")  # the index syncs; it must not embed the redacted fact again
         from service.domain.vectors import VectorMaintenance
-        assert VectorMaintenance(services.db, services.embedder).embed(p)["embedded"] == 0
+        assert VectorMaintenance(services.store, services.embedder).embed(p)["embedded"] == 0
         with services.db.engine.connect() as conn:
             assert conn.execute(sa.text("SELECT count(*) FROM fact_vectors")).scalar_one() == 0
         assert services.backend.status()["facts_without_vector"] == 0
@@ -219,7 +218,7 @@ def test_export_and_import_carry_redactions(services: Services, alpha: ProfileAc
     seeded = seed(services)
     redactor(services).redact(seeded.token_fact, reason="a live token", operator="alice", also=[SECRET])
     p = services.profiles.get("alpha")
-    document = portability.export_profile(services.db, p)
+    document = portability.export_profile(services.store, p)
     assert document["format"] == "memory-export/3"
     dumped = json.dumps(document)
     assert SECRET not in dumped and SECRET.upper() not in dumped
@@ -236,14 +235,13 @@ def test_export_and_import_carry_redactions(services: Services, alpha: ProfileAc
             broken = copy.deepcopy(document)
             broken_edit(next(f for f in broken["facts"] if f["uid"] == seeded.token_fact))
             with pytest.raises(InvalidDocument):
-                portability.import_profile(target.db, beta, broken)
-        portability.import_profile(target.db, beta, document)
+                portability.import_profile(target.store, beta, broken)
+        portability.import_profile(target.store, beta, document)
         moved = target.facts.get(beta, seeded.token_fact)
         assert moved.redaction == services.facts.get(p, seeded.token_fact).redaction
         assert target.search.search(beta, "deploy token").matched_count == services.search.search(
             p, "deploy token").matched_count
-        again = RedactionService(target.db, Outbox(enabled=False)).redact(seeded.token_fact, reason="x",
-                                                                           operator="bob")
+        again = RedactionService(target.store).redact(seeded.token_fact, reason="x", operator="bob")
         assert again.already
     finally:
         target.close()

@@ -101,7 +101,7 @@ def test_import_in_opensearch_mode_fills_the_mirror(env: None, os_services: Serv
                                         embedder="none", search="embedded"))  # another store
     try:
         corpus.load(elsewhere, elsewhere.profiles.create("alpha"))
-        document = portability.export_profile(elsewhere.db, elsewhere.profiles.get("alpha"))
+        document = portability.export_profile(elsewhere.store, elsewhere.profiles.get("alpha"))
     finally:
         elsewhere.close()
     path = tmp_path / "alpha.json"

@@ -19,7 +19,6 @@ from service.cli.main import app as cli
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain import portability
-from service.store.outbox import Outbox
 from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings
@@ -102,7 +101,7 @@ def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
                                                    embedder="minilm"), embedder=FakeEmbedder())
     try:
         profile = destination.profiles.create("alpha")
-        result = portability.import_profile(destination.db, profile, document, Outbox(enabled=True))
+        result = portability.import_profile(destination.store, profile, document)
         assert result == {"imported": len(document["facts"]), "skipped": 0,
                           "queries_imported": len(document["queries"]), "queries_skipped": 0,
                           "queries_renumbered": 0}
@@ -119,7 +118,7 @@ def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
             assert after[key] == before[key], key
 
         # Importing again changes nothing.
-        again = portability.import_profile(destination.db, profile, document, Outbox(enabled=True))
+        again = portability.import_profile(destination.store, profile, document)
         assert (again["imported"], again["queries_imported"]) == (0, 0)
 
         # The same searches find the same facts (the query log grows the same way on both sides).

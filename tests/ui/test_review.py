@@ -8,7 +8,6 @@ from typing import Any
 
 from service import clock
 from service.container import Services
-from service.store.outbox import Outbox
 from service.domain.redaction import MARKER, RedactionService
 from tests.ui.conftest import PageSession, Seeded, rest
 
@@ -63,7 +62,7 @@ def test_a_redacted_fact_shows_its_record(base_url: str, seeded: Seeded, ui: Pag
                                           services: Services) -> None:
     uid = seeded.uids["ci"]
     text = rest(base_url, seeded.access, f"facts/{uid}")["fact"]["text"]
-    RedactionService(services.db, Outbox(enabled=False)).redact(uid, reason="held a runner secret",
+    RedactionService(services.store).redact(uid, reason="held a runner secret",
                                                                   operator="alice")
     page = ui.page
     ui.login(base_url, "alpha", seeded.access.token)

@@ -13,7 +13,6 @@ from service.clock import isoformat
 from service.domain import as_of as as_of_rules
 from service.domain import validation
 from service.contract import FACTS_PAGE_DEFAULT, FACTS_PAGE_MAX, KINDS, STATUSES, TAG_MAX, UID_MAX
-from service.domain.as_of import AsOfService
 from service.errors import InvalidInput
 
 router = APIRouter(tags=["facts"])
@@ -70,8 +69,8 @@ def list_facts(
     before = _decode_cursor(cursor) if cursor else None
     if as_of is not None:
         at = as_of_rules.parse(as_of)
-        facts, last_id = AsOfService(svc.db).list(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
-                                                  before_id=before)
+        facts, last_id = svc.as_of.list(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
+                                         before_id=before)
         return {"profile": profile.name, "as_of": isoformat(at), "facts": [f.to_dict() for f in facts],
                 "next_cursor": _encode_cursor(last_id) if last_id is not None else None}
     page, last_id = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, before_id=before)
@@ -91,5 +90,5 @@ def get_fact(
     at = as_of_rules.parse(as_of) if as_of is not None else None  # a bad as_of is a 400 whatever the uid
     detail = svc.facts.get(profile, uid)
     if at is not None:
-        return {"profile": profile.name, **AsOfService(svc.db).get(profile, uid, at, detail.chain).to_dict()}
+        return {"profile": profile.name, **svc.as_of.get(profile, uid, at, detail.chain).to_dict()}
     return {"profile": profile.name, **detail.to_dict()}

@@ -1,10 +1,10 @@
-"""Ports: what the domain needs from an embedder and from a search backend.
+"""Ports: what the domain needs from an embedder, a search backend and the canonical store.
 
 Both search backends (embedded, opensearch) implement SearchBackend and are held to the same
 behaviour by one contract suite, tests/search/test_backend_contract.py (every test runs on each backend; the
 mirrored ones are also compared hit by hit with the embedded one). The embedder is shared by both, so a
-query is embedded once. The canonical store is not behind a port yet: the domain opens its transactions
-itself (tests/test_layout.py lists those imports, and the list may only shrink).
+query is embedded once. The canonical store is behind CanonicalStore (ports/canonical.py: units of work and
+their members; ports/records.py: the rows they hand back), implemented by service.store.sql.SqlStore.
 """
 
 from __future__ import annotations

@@ -1,0 +1,254 @@
+"""The canonical store port: what the domain needs from the store of record (service.store.sql.SqlStore).
+
+The domain opens a unit of work -- `store.read()` for reads, `store.unit_of_work()` for one transaction,
+committed when the block ends and rolled back entirely on any exception -- and reaches the rows through its
+members (facts, revisions, profiles, tokens, redactions, query_log, aggregates, vectors, outbox). Every
+decision about those rows (lifecycle, validation, what a redaction replaces) stays in the domain; the store
+only reads and writes them. Rows are handed over as the Protocols of ports/records.py, never copied.
+
+Three steps of every call are single operations of the store itself, each its own unit of work, made as cheap
+as the store can make them (they are most of a search's time outside the ranking): the token check
+(`credential`), reading a search's hits (`facts_by_uid`) and recording the search (`log_search`).
+
+Writes follow the unit-of-work pattern: `new(...)` adds a row to the unit of work, and a record the domain
+changed is written by `save(...)` (which also flushes, so a new row has its id afterwards). `outbox` records,
+in the same transaction, what the search mirror must pick up; the store knows whether a mirror consumes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import date, datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from service.contract import MATCH_BUCKETS
+from service.domain.models import Fact
+from service.domain.ports.records import (
+    CredentialRecord, FactRecord, ProfileRecord, QueryLogRecord, QueryResultRecord, RedactionRecord, RevisionRecord,
+    TokenRecord,
+)
+
+# The counters of Aggregates.summary_by_day: contract.MATCH_BUCKETS beyond "0" (which is zero_match), one
+# counter each (b1, b2_5, b6_20, b21), between the totals and retired_only.
+BUCKET_COUNTERS = tuple(f"b{label.replace('-', '_').rstrip('+')}" for label, _, _ in MATCH_BUCKETS[1:])
+COUNTERS = ("searches", "zero_match", "unknown_matched", *BUCKET_COUNTERS, "retired_only")
+
+
+class Profiles(Protocol):
+    def by_name(self, name: str) -> ProfileRecord | None: ...
+
+    def by_id(self, profile_id: int) -> ProfileRecord | None: ...
+
+    def all(self) -> Sequence[ProfileRecord]:
+        """Every profile, by name."""
+
+    def add(self, name: str, created_at: datetime) -> ProfileRecord | None:
+        """The new profile; None when the name was taken meanwhile (another process): the unit of work
+        cannot go on and must be left by raising."""
+
+    def lock(self, profile_id: int) -> int:
+        """Take the profile's write lock for this unit of work and return its next change sequence number."""
+
+
+class Tokens(Protocol):
+    def new(self, *, token_id: str, profile_id: int, token_hash: str, created_at: datetime) -> TokenRecord: ...
+
+    def save(self, token: TokenRecord) -> None: ...
+
+    def by_id(self, token_id: str) -> TokenRecord | None: ...
+
+    def of(self, profile_id: int) -> Sequence[TokenRecord]:
+        """The profile's tokens, oldest first."""
+
+
+class Facts(Protocol):
+    def new(self, **fields: Any) -> FactRecord:
+        """A fact row with the FactRecord attributes given (id None until saved)."""
+
+    def save(self, *rows: FactRecord) -> None:
+        """Write new or changed rows (flushed: ids are set) and keep their tag index in step."""
+
+    def get(self, profile_id: int, uid: str, *, for_update: bool = False) -> FactRecord | None: ...
+
+    def any_profile(self, uid: str, *, for_update: bool = False) -> FactRecord | None:
+        """A fact by uid whatever its profile (uids are unique in the store)."""
+
+    def by_uids(self, profile_id: int, uids: Iterable[str]) -> dict[str, FactRecord]: ...
+
+    def by_ids(self, profile_id: int, ids: Iterable[int]) -> dict[int, FactRecord]: ...
+
+    def owners(self, uids: Iterable[str]) -> dict[str, int]:
+        """uid -> profile id, for the uids that exist in any profile."""
+
+    def recent(self, profile_id: int, *, limit: int, kind: str | None) -> list[FactRecord]:
+        """Active facts, newest updated_at first."""
+
+    def page(self, profile_id: int, *, status: str | None, kind: str | None, tag: str | None, limit: int,
+             before_id: int | None) -> list[FactRecord]:
+        """Newest first (by id), keyset-paged with before_id; `tag`: facts carrying it now."""
+
+    def count(self, profile_id: int, status: str | None = "active") -> int: ...
+
+    def all_of(self, profile_id: int) -> Sequence[FactRecord]:
+        """Every fact of the profile, any status, in id order."""
+
+    def at(self, profile_id: int, at: datetime, *, status: str, before_id: int | None,
+           limit: int) -> list[FactRecord]:
+        """Facts created at or before `at` whose status then was `status`, newest first, keyset-paged
+        (a fact retired or superseded after `at` was active then)."""
+
+
+class Revisions(Protocol):
+    def new(self, *, profile_id: int, fact_id: int, revision: int, title: str, kind: str, tags: list[str],
+            valid_from: datetime, valid_to: datetime) -> None: ...
+
+    def save(self, revision: RevisionRecord) -> None: ...
+
+    def next_number(self, fact_id: int) -> int: ...
+
+    def of(self, fact_id: int) -> list[RevisionRecord]:
+        """The fact's revisions, by number."""
+
+    def of_facts(self, fact_ids: Iterable[int]) -> dict[int, list[RevisionRecord]]:
+        """Each fact's revisions, by number (an empty list for a fact without any)."""
+
+
+class Redactions(Protocol):
+    def new(self, **fields: Any) -> RedactionRecord:
+        """A redaction record with the RedactionRecord attributes given (id None until saved)."""
+
+    def save(self, record: RedactionRecord) -> None: ...
+
+    def of(self, fact_id: int) -> RedactionRecord | None: ...
+
+
+class QueryLogStore(Protocol):
+    def insert(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+        """One search's row (the QueryLogRecord attributes; `id` only to keep an imported one), what it handed
+        back and its tags; returns the row's id. The hot path of every search: kept cheap by the store."""
+
+    def save(self, row: QueryLogRecord) -> None: ...
+
+    def newest(self, profile_id: int, limit: int) -> Sequence[QueryLogRecord]: ...
+
+    def get(self, profile_id: int, query_id: int) -> QueryLogRecord | None: ...
+
+    def any_profile(self, query_id: int) -> QueryLogRecord | None: ...
+
+    def by_ids(self, ids: list[int]) -> list[QueryLogRecord]: ...
+
+    def results_of(self, query_id: int) -> QueryResultRecord | None: ...
+
+    def all_of(self, profile_id: int) -> Iterator[tuple[QueryLogRecord, QueryResultRecord | None]]:
+        """Every row of the profile in id order, with what it handed back."""
+
+    def texts(self, profile_id: int) -> Iterator[tuple[int, str]]:
+        """(id, query) of every row of the profile, in id order, read a page at a time."""
+
+    def kept_ids(self) -> None:
+        """After rows were inserted with their own ids: new rows get ids past them."""
+
+
+class Aggregates(Protocol):
+    """GROUP BYs in the store, never a scan of rows in the domain. Windows are whole UTC days [first, last];
+    top lists are at most contract.TOP_N long, count descending, ties by name ascending (byte-wise)."""
+
+    def summary_by_day(self, profile_id: int, first: date, last: date) -> dict[date, dict[str, int]]:
+        """Every counter of COUNTERS per day that has searches."""
+
+    def top_queries(self, profile_id: int, first: date, last: date) -> tuple[list[tuple[str, int, int]], int]:
+        """(query, searches, zero-match searches) and the exact number of distinct queries."""
+
+    def top_query_tags(self, profile_id: int, first: date, last: date) -> list[tuple[str, int]]: ...
+
+    def top_facts(self, profile_id: int, first: date, last: date) -> list[tuple[str, int, str]]:
+        """(uid, times it was the best hit, its current title)."""
+
+    def fact_counts(self, profile_id: int) -> dict[tuple[str, str], int]:
+        """(status, kind) -> count."""
+
+    def top_fact_tags(self, profile_id: int) -> list[tuple[str, int]]:
+        """Tags over active facts."""
+
+    def facts_daily(self, profile_id: int, first: date, last: date) -> dict[date, tuple[int, int]]:
+        """day -> (created, retired)."""
+
+    def fact_span(self, profile_id: int) -> tuple[datetime | None, datetime | None]:
+        """created_at of the oldest and the newest fact."""
+
+
+class Vectors(Protocol):
+    def put(self, row: FactRecord, model: str, vector: np.ndarray, now: datetime) -> None:
+        """The fact's vector of `model`, replacing any earlier one."""
+
+    def store(self, profile_id: int, model: str, made: dict[int, np.ndarray]) -> None:
+        """Vectors (fact id -> vector) made after the facts were written."""
+
+    def drop(self, fact_id: int) -> bool:
+        """Remove the fact's vector (it is derived from words being redacted); True when there was one."""
+
+    def needing(self, profile_id: int, model: str, *, everything: bool) -> list[int]:
+        """Ids of the facts without a vector of `model` (all of them with `everything`), redacted ones aside."""
+
+    def models_of(self, profile_id: int) -> dict[str, int]:
+        """Stored vectors per model."""
+
+
+class Outbox(Protocol):
+    def fact_changed(self, row: FactRecord) -> None: ...
+
+    def query_logged(self, profile_id: int, query_id: int) -> None: ...
+
+
+class UnitOfWork(Protocol):
+    @property
+    def profiles(self) -> Profiles: ...
+
+    @property
+    def tokens(self) -> Tokens: ...
+
+    @property
+    def facts(self) -> Facts: ...
+
+    @property
+    def revisions(self) -> Revisions: ...
+
+    @property
+    def redactions(self) -> Redactions: ...
+
+    @property
+    def query_log(self) -> QueryLogStore: ...
+
+    @property
+    def aggregates(self) -> Aggregates: ...
+
+    @property
+    def vectors(self) -> Vectors: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+
+class CanonicalStore(Protocol):
+    def credential(self, token_hash: str) -> CredentialRecord | None:
+        """The token with this hash and the profile it opens (the check every authenticated call makes)."""
+
+    def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
+        """The profile's facts with these uids (a search's hits)."""
+
+    def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+        """Record one search in its own transaction (QueryLogStore.insert, and the outbox entry for the
+        mirror); returns the row's id."""
+
+    def read(self) -> AbstractContextManager[UnitOfWork]:
+        """A unit of work for reading (no commit)."""
+
+    def unit_of_work(self) -> AbstractContextManager[UnitOfWork]:
+        """One transaction: committed when the block ends, rolled back entirely on any exception."""
+
+    def purge_old_pages(self) -> list[str]:
+        """Make the store drop old copies of rewritten rows where it can (after a redaction); notes on
+        what it could not drop, and how the operator finishes."""

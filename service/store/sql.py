@@ -1,0 +1,119 @@
+"""SqlStore: the canonical store port (service.domain.ports.canonical) over SQLite or PostgreSQL.
+
+A unit of work is one Session of service.store.engine.Database (a read session, or one write transaction)
+wrapped in SqlUnitOfWork; its members (service.store.members) are thin wrappers over the row access of
+repository.py, history.py, redactions.py, aggregates.py, vectors.py and outbox.py, built on first use, so a
+unit of work costs one small object besides the session it already needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from sqlmodel import Session
+
+from service.domain.models import Fact
+from service.domain.ports.records import CredentialRecord
+from service.store import members
+from service.store import repository as repo
+from service.store.engine import Database
+from service.store.outbox import Outbox
+
+
+class _member:
+    """A member built on first use and kept for the rest of the unit of work (functools.cached_property
+    without its lock, which Python 3.11 takes on every first access)."""
+
+    def __init__(self, build: Callable[[SqlUnitOfWork], Any]) -> None:
+        self.build = build
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, uow: SqlUnitOfWork | None, owner: type | None = None) -> Any:
+        if uow is None:  # looked up on the class
+            return self
+        member = uow.__dict__[self.name] = self.build(uow)  # found in the instance from now on
+        return member
+
+
+class SqlUnitOfWork:
+    profiles: members.SqlProfiles = _member(lambda u: members.SqlProfiles(u.session))  # type: ignore[assignment]
+    tokens: members.SqlTokens = _member(lambda u: members.SqlTokens(u.session))  # type: ignore[assignment]
+    facts: members.SqlFacts = _member(lambda u: members.SqlFacts(u.session))  # type: ignore[assignment]
+    revisions: members.SqlRevisions = _member(lambda u: members.SqlRevisions(u.session))  # type: ignore[assignment]
+    redactions: members.SqlRedactions = _member(  # type: ignore[assignment]
+        lambda u: members.SqlRedactions(u.session))
+    query_log: members.SqlQueryLog = _member(lambda u: members.SqlQueryLog(u.session))  # type: ignore[assignment]
+    aggregates: members.SqlAggregates = _member(  # type: ignore[assignment]
+        lambda u: members.SqlAggregates(u.session))
+    vectors: members.SqlVectors = _member(lambda u: members.SqlVectors(u.session))  # type: ignore[assignment]
+    outbox: members.SqlOutbox = _member(  # type: ignore[assignment]
+        lambda u: members.SqlOutbox(u.session, u.mirror_outbox))
+
+    def __init__(self, session: Session, outbox: Outbox) -> None:
+        self.session = session
+        self.mirror_outbox = outbox
+
+
+class _Unit(AbstractContextManager[SqlUnitOfWork]):
+    """The Database's session context, handing out the session wrapped (a class, not a second generator:
+    every search and every write passes here)."""
+
+    __slots__ = ("session_context", "outbox")
+
+    def __init__(self, session_context: AbstractContextManager[Session], outbox: Outbox) -> None:
+        self.session_context, self.outbox = session_context, outbox
+
+    def __enter__(self) -> SqlUnitOfWork:
+        return SqlUnitOfWork(self.session_context.__enter__(), self.outbox)
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        return self.session_context.__exit__(*exc)
+
+
+class SqlStore:
+    """`outbox`: enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch; service.container)."""
+
+    def __init__(self, db: Database, outbox: Outbox | None = None) -> None:
+        self.db = db
+        self.outbox = outbox or Outbox(enabled=False)
+
+    def credential(self, token_hash: str) -> CredentialRecord | None:
+        with self.db.connect() as conn:  # every request asks: one Core SELECT, no ORM session
+            return repo.token_credential(conn, token_hash)  # type: ignore[return-value]
+
+    def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
+        with self.db.connect() as conn:  # every search asks: Core rows straight to facts
+            return repo.facts_by_uid(conn, profile_id, uids)
+
+    def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+        with self.db.transaction() as conn:  # every search writes: Core INSERTs on a plain connection
+            query_id = repo.insert_query_log(conn, row, results, inactive_uids)
+            self.outbox.query_id_logged(conn, int(row["profile_id"]), query_id)  # type: ignore[call-overload]
+            return query_id
+
+    def read(self) -> AbstractContextManager[SqlUnitOfWork]:
+        return _Unit(self.db.read(), self.outbox)
+
+    def unit_of_work(self) -> AbstractContextManager[SqlUnitOfWork]:
+        return _Unit(self.db.write(), self.outbox)
+
+    def purge_old_pages(self) -> list[str]:
+        """Old page images: SQLite folds the WAL into the file (secure_delete zeroed the old cells) and truncates
+        it; PostgreSQL keeps dead row versions until VACUUM (README, "Redaction")."""
+        if self.db.dialect != "sqlite":
+            return ["PostgreSQL keeps the old row versions until VACUUM: run VACUUM FULL on facts, "
+                    "fact_revisions and query_log (README: Redaction); WAL archives and backups still hold them"]
+        raw = self.db.engine.raw_connection()
+        try:
+            busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            raw.close()
+        if busy:
+            return ["the WAL could not be checkpointed (another process is reading the database): old page "
+                    "images stay in memory.db-wal until the next checkpoint; stop `memory serve` and run "
+                    "`memory redact` again to finish"]
+        return []

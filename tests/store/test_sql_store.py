@@ -1,0 +1,78 @@
+"""SqlStore against the canonical store port it implements (service.domain.ports.canonical), on SQLite and
+PostgreSQL: every method the port names exists with the port's parameters, a unit of work is all or nothing,
+and a profile name taken between the check and the insert is a Conflict, not a crash."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from service.clock import utcnow
+from service.container import Services
+from service.domain.ports import canonical as port
+from service.errors import Conflict
+from service.store import members
+from service.store.sql import SqlStore, SqlUnitOfWork
+
+IMPLEMENTATIONS = [
+    (port.CanonicalStore, SqlStore), (port.Profiles, members.SqlProfiles), (port.Tokens, members.SqlTokens),
+    (port.Facts, members.SqlFacts), (port.Revisions, members.SqlRevisions),
+    (port.Redactions, members.SqlRedactions), (port.QueryLogStore, members.SqlQueryLog),
+    (port.Aggregates, members.SqlAggregates), (port.Vectors, members.SqlVectors), (port.Outbox, members.SqlOutbox),
+]
+
+
+def _methods(cls: type) -> dict[str, Any]:
+    return {name: value for name, value in vars(cls).items() if callable(value) and not name.startswith("_")}
+
+
+def _parameters(function: Any) -> list[tuple[str, Any]]:
+    return [(p.name, p.kind) for p in inspect.signature(function).parameters.values()]
+
+
+@pytest.mark.parametrize(("protocol", "implementation"), IMPLEMENTATIONS, ids=lambda c: c.__name__)
+def test_every_method_of_the_port_is_implemented_with_its_parameters(protocol: type, implementation: type) -> None:
+    wanted = _methods(protocol)
+    assert wanted, protocol
+    for name, declared in wanted.items():
+        made = getattr(implementation, name, None)
+        assert made is not None, f"{implementation.__name__} lacks {name}"
+        assert _parameters(made) == _parameters(declared), f"{implementation.__name__}.{name}"
+
+
+def test_a_unit_of_work_has_every_member_the_port_names() -> None:
+    members_named = {name for name, value in vars(port.UnitOfWork).items() if isinstance(value, property)}
+    assert members_named == {"profiles", "tokens", "facts", "revisions", "redactions", "query_log", "aggregates",
+                             "vectors", "outbox"}
+    for name in members_named:
+        assert hasattr(SqlUnitOfWork, name), name
+
+
+def test_a_unit_of_work_is_all_or_nothing(services: Services) -> None:
+    alpha = services.profiles.create("alpha")
+    with pytest.raises(RuntimeError), services.store.unit_of_work() as uow:
+        uow.profiles.lock(alpha.id)
+        row = uow.facts.new(profile_id=alpha.id, uid="f_rolled_back", title="t", text="x", kind="project", tags=["a"],
+                            status="active", created_at=utcnow(), updated_at=utcnow(), created_day=utcnow().date(),
+                            change_seq=1)
+        uow.facts.save(row)
+        assert row.id is not None  # written, inside the transaction
+        raise RuntimeError("the caller fails after the write")
+    with services.store.read() as uow:
+        assert uow.facts.get(alpha.id, "f_rolled_back") is None
+        assert uow.facts.count(alpha.id, None) == 0
+    assert services.facts.write(alpha, title="t", text="x", kind="project", tags=None).fact.status == "active"
+
+
+def test_a_profile_created_meanwhile_is_a_conflict(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process creates the name between the service's check and its insert: the unique index refuses
+    the insert, the store answers None and the service a Conflict; the other profile stays as it was."""
+    services.profiles.create("alpha")
+    monkeypatch.setattr(members.SqlProfiles, "by_name", lambda self, name: None)  # the check sees no profile
+    with pytest.raises(Conflict, match="already exists"):
+        services.profiles.create("alpha")
+    monkeypatch.undo()
+    assert [p.name for p in services.profiles.list()] == ["alpha"]
+    assert isinstance(services.store, SqlStore)
