@@ -74,16 +74,11 @@ class FactService:
         clean_tags = validation.tags(tags)
         vector = self._embed(title, text)
         now = utcnow()
-        with self.store.unit_of_work() as uow:
-            seq = uow.profiles.lock(profile.id)
-            row = uow.facts.new(
-                profile_id=profile.id, uid=ids.new_fact_uid(), title=title, text=text, kind=kind, tags=clean_tags,
-                status=FactStatus.ACTIVE, created_at=now, updated_at=now, created_day=now.date(), change_seq=seq,
-            )
-            uow.facts.save(row)
-            self._store_vector(uow, row, vector, now)
-            uow.outbox.fact_changed(row)
-            fact = to_fact(row)
+        fact = self.store.add_fact({
+            "profile_id": profile.id, "uid": ids.new_fact_uid(), "title": title, "text": text, "kind": kind,
+            "tags": clean_tags, "status": FactStatus.ACTIVE.value, "created_at": now, "updated_at": now,
+            "created_day": now.date(),
+        }, vector, self.embedder.model_id)
         self.search.changed(profile.id, profile.name)
         similar = self._similar(profile, fact.uid)
         return WriteResult(fact=fact, similar=similar)

@@ -22,6 +22,12 @@ class Outbox:
             session.add(OutboxRow(profile_id=row.profile_id, entity="fact", entity_id=row.id,
                                   created_at=utcnow()))
 
+    def fact_id_changed(self, conn: sa.Connection | Session, profile_id: int, fact_id: int) -> None:
+        """fact_changed as a Core INSERT, for a transaction on a plain connection (memory_write's)."""
+        if self.enabled:
+            conn.execute(sa.insert(OutboxRow.__table__).values(  # type: ignore[attr-defined]
+                profile_id=profile_id, entity="fact", entity_id=fact_id, created_at=utcnow()))
+
     def query_logged(self, session: Session, row: QueryLogRow) -> None:
         assert row.id is not None
         self.query_id_logged(session, row.profile_id, row.id)

@@ -66,6 +66,13 @@ _FACTS_CHANGED = (
     .where(_FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.change_seq > sa.bindparam("seq"))
     .order_by(_FACTS.c.id)
 )
+_NEXT_CHANGE = (
+    sa.update(_PROFILES).where(_PROFILES.c.id == sa.bindparam("locked_profile"))
+    .values(fact_seq=_PROFILES.c.fact_seq + 1).returning(_PROFILES.c.fact_seq)
+)
+_INSERT_FACT = sa.insert(_FACTS)
+_INSERT_FACT_TAG = sa.insert(FactTag.__table__)  # type: ignore[attr-defined]
+_INSERT_VECTOR = sa.insert(_VECTORS)
 _INSERT_QUERY = sa.insert(QueryLogRow.__table__)  # type: ignore[attr-defined]
 _INSERT_QUERY_RESULT = sa.insert(QueryLogResult.__table__)  # type: ignore[attr-defined]
 _INSERT_QUERY_TAG = sa.insert(QueryLogTag.__table__)  # type: ignore[attr-defined]
@@ -106,6 +113,22 @@ def fact_rows_by_uid(session: Session, profile_id: int, uids: Iterable[str]) -> 
         return {}
     rows = session.exec(select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.uid).in_(wanted))).all()
     return {r.uid: r for r in rows}
+
+
+def insert_fact(conn: sa.Connection, fields: dict[str, Any], vector: dict[str, Any] | None) -> tuple[int, int]:
+    """A new fact in Core INSERTs (memory_write's transaction): takes the profile's lock and next change
+    number, inserts the row with change_seq set, its fact_tags (current; active as the fact is) and its
+    vector (model, dim, vector, created_at) when given. Returns (fact id, change number)."""
+    profile_id = fields["profile_id"]
+    seq = int(conn.execute(_NEXT_CHANGE, {"locked_profile": profile_id}).scalar_one())
+    fact_id = int(conn.execute(_INSERT_FACT, {**fields, "change_seq": seq}).inserted_primary_key[0])
+    if fields["tags"]:
+        active = fields["status"] == "active"
+        conn.execute(_INSERT_FACT_TAG, [{"fact_id": fact_id, "tag": tag, "profile_id": profile_id, "current": True,
+                                         "active": active} for tag in dict.fromkeys(fields["tags"])])
+    if vector is not None:
+        conn.execute(_INSERT_VECTOR, {**vector, "fact_id": fact_id, "profile_id": profile_id})
+    return fact_id, seq
 
 
 def facts_by_uid(conn: sa.Connection | Session, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
+import numpy as np
 from sqlmodel import Session
 
 from service.domain.models import Fact
@@ -94,6 +95,19 @@ class SqlStore:
             query_id = repo.insert_query_log(conn, row, results, inactive_uids)
             self.outbox.query_id_logged(conn, int(row["profile_id"]), query_id)  # type: ignore[call-overload]
             return query_id
+
+    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> Fact:
+        """memory_write's transaction in Core INSERTs on a plain connection (the ORM unit of work cost ~1 ms
+        of a write: bench/breakdown.py); the outbox entry for the mirror in the same transaction."""
+        stored = None if vector is None else {
+            "model": model, "dim": int(vector.shape[0]), "vector": np.asarray(vector, dtype=np.float32).tobytes(),
+            "created_at": fields["created_at"]}
+        with self.db.transaction() as conn:
+            fact_id, _seq = repo.insert_fact(conn, fields, stored)
+            self.outbox.fact_id_changed(conn, fields["profile_id"], fact_id)
+        return Fact(uid=fields["uid"], title=fields["title"], text=fields["text"], kind=fields["kind"],
+                    tags=list(fields["tags"]), status=fields["status"], created_at=fields["created_at"],
+                    updated_at=fields["updated_at"], retired_at=None, supersedes=None, superseded_by=None)
 
     def read(self) -> AbstractContextManager[SqlUnitOfWork]:
         return _Unit(self.db.read(), self.outbox)

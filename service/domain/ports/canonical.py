@@ -239,6 +239,11 @@ class CanonicalStore(Protocol):
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
         """The profile's facts with these uids (a search's hits)."""
 
+    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> Fact:
+        """Record a new fact in its own transaction: the profile's lock and next change number (its
+        change_seq), the row (`fields`: FactRecord's columns but id and change_seq), its tags, its vector
+        of `model` when given, and the outbox entry for the mirror. Returns the fact as stored."""
+
     def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         """Record one search in its own transaction (QueryLogStore.insert, and the outbox entry for the
         mirror); returns the row's id."""
