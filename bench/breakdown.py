@@ -13,8 +13,9 @@ and reports what it saw. Per call the parts are:
   auth                the bearer-token check
   MCP tool layer      the SDK's call_tool: argument validation, the tool function, result conversion
   domain total        SearchService.search / FactService.write
-    embed             the model (a search embeds on its own thread, overlapping the sync and lexical pass:
-                      "wait for vector" is the part the search actually waited for)
+    embed             the model (a search's query is embedded on its own thread from the moment the MCP
+                      endpoint has read the call, overlapping MCP framing, the index sync and the lexical
+                      pass: "wait for vector" is the part the search actually waited for)
     backend           EmbeddedSearch.search: index sync, lexical, vector, fusion (+ the wait above)
     hydrate           reading the hit rows
     query-log write   the query-log transaction
@@ -146,8 +147,9 @@ def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, d
             timers.wrap(MemoryMCPServer, "call_tool", "MCP tool layer")
             timers.wrap(services.search, "search", "domain total")
             timers.wrap(services.facts, "write", "domain total")
-            timers.wrap(services.embedder, "embed_query", "embed")
-            timers.wrap(services.embedder, "embed_documents", "embed")
+            # the model's runs, not embed_query: a search's query is embedded once, by the prefetch the MCP
+            # endpoint starts, and the search's own embed_query then reads it from the query cache
+            timers.wrap(services.embedder, "_encode", "embed")
             timers.wrap(services.backend, "search", "backend")
             timers.wrap(services.backend, "similar", "similar")
             timers.wrap(services.store, "facts_by_uid", "hydrate")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -107,30 +107,22 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[sa.Connection]:
         """One write transaction on a plain connection (Core statements), with the same locking as write()."""
-        if self._write_lock is None:
-            with self._core_transaction() as conn:
-                yield conn
-        else:
-            with self._write_lock, self._core_transaction() as conn:
-                yield conn
-
-    @contextmanager
-    def _core_transaction(self) -> Iterator[sa.Connection]:
-        try:
-            with self._write_engine.begin() as conn:
-                yield conn
-        except sa.exc.OperationalError as exc:
-            raise _unavailable(exc) from exc
+        with self._serialised():
+            try:
+                with self._write_engine.begin() as conn:  # committed at the end of the block (or rolled back)
+                    yield conn
+            except sa.exc.OperationalError as exc:
+                raise _unavailable(exc) from exc
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """One transaction: committed when the block ends, rolled back entirely on any exception."""
-        if self._write_lock is None:
-            with self._transaction() as session:
-                yield session
-        else:
-            with self._write_lock, self._transaction() as session:
-                yield session
+        with self._serialised(), self._transaction() as session:
+            yield session
+
+    def _serialised(self) -> AbstractContextManager[object]:
+        """SQLite: this process's writers one at a time (they queue here, not on 'database is locked')."""
+        return self._write_lock if self._write_lock is not None else nullcontext()
 
     @contextmanager
     def _transaction(self) -> Iterator[Session]:
