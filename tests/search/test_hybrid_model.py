@@ -126,34 +126,3 @@ def test_a_search_that_does_not_wait_for_the_model_is_degraded_not_wrong(tmp_pat
         assert row["matched_count"] is None and row["mode"] == "degraded"
     finally:
         services.close()
-
-
-def test_the_vector_scan_on_its_own_thread_gives_the_same_answers(hybrid, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Large profiles scan the vectors on a second thread while the words are scored; forced on for this
-    small one, every answer is the one the single-thread path gives, and the scan really ran there."""
-    from service.search.embedded import backend as embedded
-
-    services, profile, _uids = hybrid
-    queries = ["which queue technology was selected", "pytest", "what language does the user speak at home",
-               "invoices database", "how is the weather in Lisbon", "on-call"]
-
-    def answers() -> list[tuple]:
-        out = []
-        for query in queries:
-            found = services.search.search(profile, query)
-            out.append((found.mode, found.matched_count, [(f.fact.uid, f.score, f.lexical, f.vector)
-                                                          for f in found.facts]))
-        return out
-
-    alone = answers()
-    scans: list[str] = []
-    real_scan = embedded._scan
-
-    def counted(index, request):  # type: ignore[no-untyped-def]
-        scans.append(request.query)
-        return real_scan(index, request)
-
-    monkeypatch.setattr(embedded, "OVERLAP_MIN_FACTS", 0)
-    monkeypatch.setattr(embedded, "_scan", counted)
-    assert answers() == alone
-    assert scans and set(scans) <= set(queries)  # the semantic queries went through the second thread

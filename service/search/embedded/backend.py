@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -32,9 +31,6 @@ from service.store.tables import Profile
 
 log = logging.getLogger(__name__)
 
-# From this many facts on, a search scans the vectors on a second thread while it scores words (bench/
-# search_latency.py: ~5 ms of each at 100k); below it the hand-over costs more than the scan.
-OVERLAP_MIN_FACTS = 20_000
 EMBED_ON_SEARCH_MAX = 256  # missing vectors embedded inline by one search; the rest wait for reindex/next search
 
 
@@ -48,7 +44,6 @@ class EmbeddedSearch:
         self.gate = gate or EmbedGate(embedder)
         self._indexes: dict[int, ProfileIndex] = {}
         self._guard = threading.Lock()
-        self._vector_scan = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-scan")
 
     # --- SearchBackend ----------------------------------------------------------------------------
 
@@ -104,7 +99,6 @@ class EmbeddedSearch:
         }
 
     def close(self) -> None:
-        self._vector_scan.shutdown(wait=True)
         with self._guard:
             for index in self._indexes.values():
                 index.close()
@@ -121,19 +115,13 @@ class EmbeddedSearch:
         inactive = passes & ~index.active[:n]
 
         counts = ranking.term_counts(index, terms)
+        words = ranking.lexical_pass(index, terms, counts, active, s.fusion_depth)
         # counts covers every fact of the profile, so "a term occurs in memory" is counts.any().
         semantic = vectors_on and readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda _terms: bool(counts.any())
         )
-        # A large profile's vector scan runs on its own thread, as soon as the query's embedding is there,
-        # while this one scores the lexical matches (numpy's product and SQLite both release the GIL).
-        scan = self._vector_scan.submit(_scan, index, request) if semantic and n >= OVERLAP_MIN_FACTS else None
-        words = ranking.lexical_pass(index, terms, counts, active, s.fusion_depth)
-        if scan is not None:
-            vector, sims = scan.result()  # before the index lock is released: the scan reads the matrix
-        else:
-            vector = request.query_vector() if semantic else None  # embedded meanwhile, on another thread
-            sims = index.similarities(vector) if vector is not None else None
+        vector = request.query_vector() if semantic else None  # embedded meanwhile, on another thread
+        sims = index.similarities(vector) if vector is not None else None
         meaning = ranking.vector_pass(sims, n, active, s.min_similarity, s.fusion_depth)
         matched = words.matched | meaning.matched
         found_mode = search_mode(
@@ -200,9 +188,3 @@ class EmbeddedSearch:
         vectors.store(self.db, profile_id, self.embedder.model_id, made)
         for r, vector in zip(rows, embedded):
             index.set_vector(r, vector)
-
-
-def _scan(index: ProfileIndex, request: SearchRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The query's vector (waiting for the model) and its similarity to every fact of the index."""
-    vector = request.query_vector()
-    return vector, index.similarities(vector) if vector is not None else None
