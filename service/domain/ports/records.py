@@ -8,8 +8,9 @@ never constructs a record itself: it asks the unit of work (`new`), which knows 
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import date, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from service.domain.models import Fact, Revision
 
@@ -110,28 +111,19 @@ class QueryResultRecord(Protocol):
 
 
 def to_fact(row: FactRecord) -> Fact:
-    return Fact(
-        uid=row.uid,
-        title=row.title,
-        text=row.text,
-        kind=row.kind,
-        tags=list(row.tags or []),
-        status=row.status,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        retired_at=row.retired_at,
-        supersedes=row.supersedes,
-        superseded_by=row.superseded_by,
-        retire_reason=row.retire_reason,
-    )
+    return _copied(Fact, row)
 
 
 def to_revision(row: RevisionRecord) -> Revision:
-    return Revision(
-        revision=row.revision,
-        title=row.title,
-        kind=row.kind,
-        tags=list(row.tags or []),
-        valid_from=row.valid_from,
-        valid_to=row.valid_to,
-    )
+    return _copied(Revision, row)
+
+
+_FIELD_NAMES = {cls: tuple(f.name for f in fields(cls)) for cls in (Fact, Revision)}
+T = TypeVar("T", Fact, Revision)
+
+
+def _copied(cls: type[T], row: Any) -> T:
+    """The domain value of a row whose attributes carry the same names (its tags as a list of its own)."""
+    values = {name: getattr(row, name) for name in _FIELD_NAMES[cls]}
+    values["tags"] = list(values["tags"] or [])
+    return cls(**values)
