@@ -81,3 +81,13 @@ def test_gaps_bench_runs() -> None:
 def test_gaps_threshold_check_runs() -> None:
     out = run("bench/gaps.py", "--check")
     assert "labelled check: 60 queries in 19 topics" in out and "<- SEMANTIC_THRESHOLD" in out
+
+
+@pytest.mark.model
+def test_pyspy_profile_runs() -> None:
+    """py-spy samples a running `memory serve` (it is in the test extra; attaching needs ptrace rights)."""
+    if not Path(sys.executable).with_name("py-spy").exists():
+        pytest.skip("py-spy is not installed in this environment (it is in the test extra)")
+    out = run("bench/pyspy.py", "--facts", "10", "--seconds", "2", "--rate", "200")
+    assert "memory_search at 10 facts" in out and "share of samples by thread" in out
+    assert "MCP SDK: per-request session and dispatcher" in out and "functions of the service" in out
