@@ -1,17 +1,9 @@
-"""initial schema
-
-Revision ID: 0001
-Revises: 
-Create Date: 2026-11-22
-"""
+"""initial schema (revision 0001, 2026-11-22)"""
 from alembic import op
 import sqlalchemy as sa
 
-
 revision = '0001'
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

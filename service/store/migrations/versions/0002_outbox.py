@@ -1,16 +1,9 @@
-"""outbox for the search mirror
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-22
-"""
+"""outbox for the search mirror (revision 0002, after 0001, 2026-11-22)"""
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0002'
 down_revision = '0001'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,15 +1,8 @@
-"""covering indexes for the summary; (profile_id, uid) for hydrating search hits
-
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-22
-"""
+"""covering indexes for the summary; (profile_id, uid) for hydrating search hits (revision 0003, after 0002, 2026-11-22)"""
 from alembic import op
 
 revision = '0003'
 down_revision = '0002'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,16 +1,9 @@
-"""move what each search handed back out of query_log into query_log_results (narrow summary scans)
-
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-11-22
-"""
+"""move what each search handed back out of query_log into query_log_results (narrow summary scans) (revision 0004, after 0003, 2026-11-22)"""
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0004'
 down_revision = '0003'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

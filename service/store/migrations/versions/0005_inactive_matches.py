@@ -1,16 +1,9 @@
-"""keep which retired/superseded facts a search matched (query_log_results.inactive_uids)
-
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-11-24
-"""
+"""keep which retired/superseded facts a search matched (query_log_results.inactive_uids) (revision 0005, after 0004, 2026-11-24)"""
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0005'
 down_revision = '0004'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

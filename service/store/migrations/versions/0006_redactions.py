@@ -1,16 +1,9 @@
-"""redaction without deletion: facts.redacted_at and the fact_redactions record (`memory redact`)
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-11-25
-"""
+"""redaction without deletion: facts.redacted_at and the fact_redactions record (`memory redact`) (revision 0006, after 0005, 2026-11-25)"""
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0006'
 down_revision = '0005'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
