@@ -16,8 +16,8 @@ For each size N (--sizes), in a fresh SQLite data directory:
    and --writes memory_write calls;
 5. split a search's server-side time in-process over the same queries, by calling the steps the service
    calls (service.search.embedded.ranking; nothing in the service is instrumented): embed_query (cache
-   emptied first), index sync, lexical (term_counts: one FTS5 query per term; bm25 of the facts passing the
-   match rule; top-k), vector (cosine over the matrix + threshold + top-k), fusion, hydration of the hits
+   emptied first), index sync, lexical (term_counts from the index's numpy postings, a word read from FTS5's
+   vocabulary the first time it is asked for; bm25 of the facts passing the match rule; top-k), vector (cosine over the matrix + threshold + top-k), fusion, hydration of the hits
    from the store, the query-log write; plus SearchService.search end to end in-process.
 RSS (VmRSS, and the VmHWM peak) of this process is printed after seeding, after the first search and after
 all calls. The server runs in a thread of this process, so RSS covers model + index + server + client.

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from service.search import lexical
-from service.search.embedded.index import _BM25_WEIGHTS, IndexedFact, ProfileIndex
+from service.search.embedded.index import IndexedFact, ProfileIndex
+from service.search.embedded.postings import WEIGHTS
 
 FACTS = [
     ("Deploy runbook", "Deploys go through Argo CD; the runbook lives in the platform wiki.", ("deploy", "runbook")),
@@ -29,7 +30,7 @@ def test_counts_and_bm25_of_the_rows_asked_for() -> None:
         expected = {
             rowid - 1: -score
             for rowid, score in index._db.execute(
-                "SELECT rowid, bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ?", (*_BM25_WEIGHTS, expression)
+                "SELECT rowid, bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ?", (*WEIGHTS, expression)
             )
         }
         counts = index.term_counts(terms)
@@ -44,4 +45,77 @@ def test_counts_and_bm25_of_the_rows_asked_for() -> None:
             assert scores.shape == rows.shape
             for row, score in zip(rows.tolist(), scores.tolist()):
                 assert score == expected.get(row, 0.0), (query, row)
+    index.close()
+
+
+# --- the numpy postings stay equal to FTS5 through every kind of write ---------------------------------------
+
+WORDS = ["deploy", "deploys", "deploying", "runbook", "billing", "café", "cafe", "Zürich", "queue", "queues",
+         "postgres", "backup", "nightly", "friday", "review", "JIRA", "4412", "ab\u19b0cd", "\u19b0", "x"]
+
+
+def _fts_counts(index: ProfileIndex, terms: list[str]) -> np.ndarray:
+    counts = np.zeros(index.size, dtype=np.int32)
+    for term in terms:
+        for (rowid,) in index._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (f'"{term}"',)):
+            counts[rowid - 1] += 1
+    return counts
+
+
+def _fts_scores(index: ProfileIndex, terms: list[str]) -> dict[int, float]:
+    expression = " OR ".join(f'"{t}"' for t in terms)
+    return {rowid - 1: -score for rowid, score in index._db.execute(
+        "SELECT rowid, bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ?", (*WEIGHTS, expression))}
+
+
+def _random_fact(rng: np.random.Generator, fact_id: int, present: bool = True) -> IndexedFact:
+    def words(n: int) -> str:
+        return " ".join(rng.choice(WORDS, size=n).tolist())
+    tags = tuple(sorted(set(rng.choice(["deploy", "billing", "c++", "#ops", "queue"], size=rng.integers(0, 3)).tolist())))
+    return IndexedFact(fact_id, f"u{fact_id}", words(int(rng.integers(1, 4))), words(int(rng.integers(3, 25))),
+                       "project", tags, bool(rng.random() < 0.8), None, present)
+
+
+def test_postings_equal_fts5_through_writes_rewrites_status_changes_and_redactions() -> None:
+    rng = np.random.default_rng(5)
+    index = ProfileIndex()
+    facts = {i: _random_fact(rng, i) for i in range(1, 41)}
+    for fact in facts.values():
+        index.upsert(fact)
+    for round_ in range(12):
+        for _ in range(6):  # searches: words are read into postings as queries first need them
+            terms = lexical.informative_terms(" ".join(rng.choice(WORDS, size=int(rng.integers(1, 5))).tolist()))
+            counts = index.term_counts(terms)
+            assert np.array_equal(counts, _fts_counts(index, terms)), (round_, terms)
+            expected = _fts_scores(index, terms) if terms else {}
+            rows = np.nonzero(counts)[0]
+            assert index.bm25(terms, rows).tolist() == [expected[r] for r in rows.tolist()], (round_, terms)
+        assert index._postings, "searches built postings"
+        for _ in range(5):  # writes of every kind, after postings exist
+            fact_id = int(rng.integers(1, len(facts) + 8))
+            kind = rng.choice(["new", "rewrite", "status", "redact"])
+            old = facts.get(fact_id)
+            if old is None or kind == "new":
+                fact_id = len(facts) + 1
+                facts[fact_id] = _random_fact(rng, fact_id)
+            elif kind == "rewrite":
+                facts[fact_id] = _random_fact(rng, fact_id, present=old.present)
+            elif kind == "status":
+                facts[fact_id] = IndexedFact(old.fact_id, old.uid, old.title, old.text, old.kind, old.tags,
+                                             not old.active, None, old.present)
+            else:
+                facts[fact_id] = IndexedFact(old.fact_id, old.uid, old.title, old.text, old.kind, old.tags,
+                                             old.active, None, False)
+            index.upsert(facts[fact_id])
+    index.close()
+
+
+def test_a_query_word_fts5_splits_is_a_phrase_and_a_word_it_drops_matches_nothing() -> None:
+    index = ProfileIndex()
+    index.upsert(IndexedFact(1, "u1", "ab cd", "deploy notes", "project", (), True, None))
+    index.upsert(IndexedFact(2, "u2", "cd ab", "deploy ab", "project", (), True, None))
+    terms = ["ab\u19b0cd", "deploy", "\u19b0"]  # U+19B0: a letter to Python, a separator to unicode61 (Unicode 6.1)
+    assert index.term_counts(terms).tolist() == [2, 1]
+    expected = _fts_scores(index, terms)
+    assert index.bm25(terms, np.array([0, 1])).tolist() == [expected[0], expected[1]]
     index.close()

@@ -1,5 +1,8 @@
 """One profile's in-process search index: SQLite FTS5 (BM25, Porter stemming) plus a vector matrix.
 
+FTS5 tokenizes and holds the words; the lexical pass reads them through numpy postings (postings.py) that
+score exactly as FTS5's bm25() does.
+
 It is a derived cache of the canonical store (rebuilt from it at will), holding every fact of the profile
 whatever its status, so a search can also tell how many retired or superseded facts would have matched.
 Row i of the arrays is FTS5 rowid i + 1.
@@ -16,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from service.contract import KINDS
+from service.search.embedded.postings import TOKENIZE, WEIGHTS, Postings, Tokenizer, length_norm, phrase_score
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
-_BM25_WEIGHTS = (2.0, 1.0, 1.5)  # title, text, tags
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,22 @@ class IndexedFact:
     active: bool
     vector: np.ndarray | None  # unit length, or None when not embedded (yet)
     present: bool = True  # False once redacted: the row stays a hole (no words, no vector, never matched)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (big-endian, 7 bits a byte, a 9th byte of 8), as FTS5 writes fts_docsize."""
+    values, value, length = [], 0, 0
+    for byte in blob:
+        length += 1
+        if length == 9:
+            values.append((value << 8) | byte)
+            value = length = 0
+        elif byte & 0x80:
+            value = (value << 7) | (byte & 0x7F)
+        else:
+            values.append((value << 7) | byte)
+            value = length = 0
+    return values
 
 
 def _grow(array: np.ndarray, size: int) -> np.ndarray:
@@ -49,10 +68,12 @@ class ProfileIndex:
         self.synced_seq = 0
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("PRAGMA secure_delete=ON")  # a redacted fact's words are zeroed, not left in free pages
-        self._db.execute(
-            "CREATE VIRTUAL TABLE fts USING fts5(title, text, tags, "
-            "tokenize = 'porter unicode61 remove_diacritics 2')"
-        )
+        self._db.execute(f"CREATE VIRTUAL TABLE fts USING fts5(title, text, tags, tokenize = '{TOKENIZE}')")
+        self._tokenizer = Tokenizer(self._db)
+        self._postings = Postings(self._db)
+        self._doc_len = np.zeros(0, dtype=np.int64)  # tokens per row (all columns), 0 when not in FTS5
+        self._rows_in_fts = 0
+        self._tokens_in_fts = 0
         self.size = 0
         self.row_of: dict[int, int] = {}
         self.row_of_uid: dict[str, int] = {}
@@ -83,14 +104,21 @@ class ProfileIndex:
             self.active = _grow(self.active, self.size)
             self.present = _grow(self.present, self.size)
             self.has_vector = _grow(self.has_vector, self.size)
+            self._doc_len = _grow(self._doc_len, self.size)
         if not fact.present:
             self._remove(row, fact)
             return
+        content = (fact.title, fact.text, " ".join(fact.tags))
+        if not self.present[row] or self._content(row) != content:  # a status change leaves the words alone
+            self._forget_words(row)
+            self._db.execute("INSERT INTO fts(rowid, title, text, tags) VALUES (?, ?, ?, ?)", (row + 1, *content))
+            (sizes,) = self._db.execute("SELECT sz FROM fts_docsize WHERE id = ?", (row + 1,)).fetchone()
+            self._doc_len[row] = sum(_varints(sizes))
+            self._rows_in_fts += 1
+            self._tokens_in_fts += int(self._doc_len[row])
+            if self._postings:
+                self._postings.add(row, self._tokenizer.words(*content))
         self.present[row] = True
-        self._db.execute(
-            "REPLACE INTO fts(rowid, title, text, tags) VALUES (?, ?, ?, ?)",
-            (row + 1, fact.title, fact.text, " ".join(fact.tags)),
-        )
         for tag in self.tags_of[row] - set(fact.tags):
             self.tag_rows[tag].discard(row)
         for tag in fact.tags:
@@ -106,7 +134,7 @@ class ProfileIndex:
     def _remove(self, row: int, fact: IndexedFact) -> None:
         """A redacted fact leaves this in-memory search index (derived; the canonical row stays, redacted): its
         words, vector and tags go; its row number stays unused."""
-        self._db.execute("DELETE FROM fts WHERE rowid = ?", (row + 1,))
+        self._forget_words(row)
         for tag in self.tags_of[row]:
             self.tag_rows[tag].discard(row)
         self.tags_of[row] = frozenset()
@@ -116,6 +144,22 @@ class ProfileIndex:
         if self.matrix is not None and row < self.matrix.shape[0]:
             self.matrix[row] = 0.0
         self.missing_vectors.discard(row)
+
+    def _content(self, row: int) -> tuple[str, str, str]:
+        title, text, tags = self._db.execute("SELECT title, text, tags FROM fts WHERE rowid = ?", (row + 1,)).fetchone()
+        return str(title), str(text), str(tags)
+
+    def _forget_words(self, row: int) -> None:
+        """Take the row's words out of FTS5 (this derived index only) and out of the postings."""
+        if not self.present[row]:
+            return
+        if self._postings:
+            self._postings.remove(row, self._tokenizer.words(*self._content(row)))
+        self._db.execute("DELETE FROM fts WHERE rowid = ?", (row + 1,))
+        self._rows_in_fts -= 1
+        self._tokens_in_fts -= int(self._doc_len[row])
+        self._doc_len[row] = 0
+        self.present[row] = False
 
     def set_vector(self, row: int, vector: np.ndarray) -> None:
         if self.matrix is None or self.matrix.shape[1] != vector.shape[0]:
@@ -153,30 +197,52 @@ class ProfileIndex:
         """For each row, how many of the terms (Porter-stemmed by FTS5) it contains in any column."""
         counts = np.zeros(self.size, dtype=np.int32)
         for term in terms:
-            cursor = self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (f'"{term}"',))
-            rows = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.int64)
-            counts[rows - 1] += 1
+            counts[self._rows_with(term)] += 1
         return counts
 
     def bm25(self, terms: list[str], rows: np.ndarray) -> np.ndarray:
-        """BM25 of the OR of the terms (higher is better) for the given rows (ascending), in their order.
-
-        FTS5 still walks every partial match of the OR query, but `+rowid IN (...)` (the `+` keeps SQLite
-        from handing the list to FTS5 as a lookup per row) filters before bm25() runs, so only the given
-        rows -- the facts that passed the match rule -- are scored: on a large profile most partial matches
-        are not.
-        """
+        """FTS5's BM25 of the OR of the terms (higher is better) for the given rows (ascending), in their order:
+        the same doubles as `bm25(fts, 2.0, 1.0, 1.5)` of that query, computed for those rows only -- on a
+        large profile most rows holding some of the words do not pass the match rule."""
         scores = np.zeros(rows.size, dtype=np.float64)
         if not terms or rows.size == 0:
             return scores
-        expression = " OR ".join(f'"{t}"' for t in terms)
+        norm = length_norm(self._doc_len[rows], self._rows_in_fts, self._tokens_in_fts)
+        for term in terms:  # FTS5 adds the phrases' parts in the query's order, from 0.0
+            stems = self._tokenizer.stems(term)
+            if len(stems) != 1:
+                scores += self._fts_phrase_score(term, rows)
+                continue
+            holding, freqs = self._postings.of(stems[0])
+            at = np.searchsorted(holding, rows)
+            found = at < holding.size
+            found[found] = holding[at[found]] == rows[found]
+            freq = np.zeros(rows.size, dtype=np.float64)
+            freq[found] = freqs[at[found]]
+            scores += phrase_score(freq, holding.size, self._rows_in_fts, norm)
+        return scores
+
+    def _rows_with(self, term: str) -> np.ndarray:
+        stems = self._tokenizer.stems(term)
+        if len(stems) == 1:
+            return self._postings.of(stems[0])[0]
+        # Several tokens make a phrase (or none, which matches nothing): FTS5 answers, as one string.
+        (joined,) = self._db.execute(
+            "SELECT group_concat(rowid) FROM fts WHERE fts MATCH ?", (f'"{term}"',)
+        ).fetchone()
+        return np.fromstring(joined, dtype=np.int64, sep=",") - 1 if joined else np.zeros(0, dtype=np.int64)
+
+    def _fts_phrase_score(self, term: str, rows: np.ndarray) -> np.ndarray:
+        """A multi-token phrase's part of the BM25 sum, from FTS5: of a one-phrase query bm25() returns
+        exactly -(0.0 + that part)."""
+        part = np.zeros(rows.size, dtype=np.float64)
         cursor = self._db.execute(
             "SELECT rowid, bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
-            (*_BM25_WEIGHTS, expression, json.dumps((rows + 1).tolist())),
+            (*WEIGHTS, f'"{term}"', json.dumps((rows + 1).tolist())),
         )
         pairs = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.float64).reshape(-1, 2)
-        scores[np.searchsorted(rows, pairs[:, 0].astype(np.int64) - 1)] = -pairs[:, 1]  # FTS5: lower is better
-        return scores
+        part[np.searchsorted(rows, pairs[:, 0].astype(np.int64) - 1)] = -pairs[:, 1]
+        return part
 
     def similarities(self, vector: np.ndarray) -> np.ndarray | None:
         """Cosine similarity of every row to the vector (rows without a vector get -inf)."""
