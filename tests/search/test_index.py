@@ -119,3 +119,22 @@ def test_a_query_word_fts5_splits_is_a_phrase_and_a_word_it_drops_matches_nothin
     expected = _fts_scores(index, terms)
     assert index.bm25(terms, np.array([0, 1])).tolist() == [expected[0], expected[1]]
     index.close()
+
+
+def test_a_redacted_facts_words_leave_the_index_memory_not_only_its_answers() -> None:
+    """FTS5 keeps a deleted row's words in its segments until they merge; the index merges them at once."""
+    index = ProfileIndex()
+    filler = [IndexedFact(i, f"u{i}", f"title {i}", f"deploy notes number {i} billing", "project", (), True, None)
+              for i in range(1, 80)]
+    secret = IndexedFact(100, "s", "vault token", "the password is zzqsecretvalue for now", "project", (), True, None)
+    for fact in filler[:40] + [secret] + filler[40:]:
+        index.upsert(fact)
+    assert index.term_counts(["zzqsecretvalue", "deploy"]).sum() == 80  # postings built: writes tokenize
+    index.upsert(IndexedFact(100, "s", secret.title, secret.text, "project", (), False, None, present=False))
+    memory = index._db.serialize()
+    assert b"zzqsecretvalu" not in memory and b"password" not in memory
+    assert "zzqsecretvalu" not in str(index._postings._built.keys())
+    assert "zzqsecretvalue" not in index._tokenizer._stems  # the query terms seen before are dropped
+    assert index.term_counts(["zzqsecretvalue"]).sum() == 0
+    assert "zzqsecretvalu" not in str(index._postings._built.keys())  # a word no fact holds is not kept
+    index.close()

@@ -133,8 +133,12 @@ class ProfileIndex:
 
     def _remove(self, row: int, fact: IndexedFact) -> None:
         """A redacted fact leaves this in-memory search index (derived; the canonical row stays, redacted): its
-        words, vector and tags go; its row number stays unused."""
+        words, vector and tags go; its row number stays unused. FTS5 keeps a deleted row's words in its
+        segments until they are merged: 'optimize' merges them now (secure_delete zeroes the freed pages), so
+        no copy of the words stays in this process's memory either; a redaction is rare, so its cost is too."""
         self._forget_words(row)
+        self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        self._tokenizer.forget()
         for tag in self.tags_of[row]:
             self.tag_rows[tag].discard(row)
         self.tags_of[row] = frozenset()

@@ -63,6 +63,10 @@ class Tokenizer:
             self._stems[term] = stems
         return stems
 
+    def forget(self) -> None:
+        """Drop the query terms seen so far (a redaction: they may hold the removed words)."""
+        self._stems.clear()
+
     def _clear(self) -> None:
         # 'delete-all' drops the scratch index outright (no delete markers left behind holding a fact's words).
         self._db.execute("INSERT INTO scratch(scratch) VALUES ('delete-all')")
@@ -115,7 +119,9 @@ class Postings:
         """The rows holding the word (ascending, 0-based) and its weighted frequency in each."""
         posting = self._built.get(word)
         if posting is None:
-            posting = self._built[word] = self._read(word)
+            posting = self._read(word)
+            if posting.n:  # a word no fact holds is not kept (it may be a redacted fact's)
+                self._built[word] = posting
         return posting.rows[: posting.n], posting.freqs[: posting.n]
 
     def _read(self, word: str) -> _Posting:
