@@ -136,9 +136,9 @@ class ProfileIndex:
         words, vector and tags go; its row number stays unused. FTS5 keeps a deleted row's words in its
         segments until they are merged: 'optimize' merges them now (secure_delete zeroes the freed pages), so
         no copy of the words stays in this process's memory either; a redaction is rare, so its cost is too."""
-        self._forget_words(row)
-        self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-        self._tokenizer.forget()
+        if self._forget_words(row):  # (a fact first seen redacted never had words here)
+            self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+            self._tokenizer.forget()
         for tag in self.tags_of[row]:
             self.tag_rows[tag].discard(row)
         self.tags_of[row] = frozenset()
@@ -153,10 +153,11 @@ class ProfileIndex:
         title, text, tags = self._db.execute("SELECT title, text, tags FROM fts WHERE rowid = ?", (row + 1,)).fetchone()
         return str(title), str(text), str(tags)
 
-    def _forget_words(self, row: int) -> None:
-        """Take the row's words out of FTS5 (this derived index only) and out of the postings."""
+    def _forget_words(self, row: int) -> bool:
+        """Take the row's words out of FTS5 (this derived index only) and out of the postings; False when
+        it had none there."""
         if not self.present[row]:
-            return
+            return False
         if self._postings:
             self._postings.remove(row, self._tokenizer.words(*self._content(row)))
         self._db.execute("DELETE FROM fts WHERE rowid = ?", (row + 1,))
@@ -164,6 +165,7 @@ class ProfileIndex:
         self._tokens_in_fts -= int(self._doc_len[row])
         self._doc_len[row] = 0
         self.present[row] = False
+        return True
 
     def set_vector(self, row: int, vector: np.ndarray) -> None:
         if self.matrix is None or self.matrix.shape[1] != vector.shape[0]:
