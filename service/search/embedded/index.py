@@ -160,6 +160,7 @@ class ProfileIndex:
             return False
         if self._postings:
             self._postings.remove(row, self._tokenizer.words(*self._content(row)))
+        # the in-memory search index only (a derived copy); the canonical fact row is never deleted
         self._db.execute("DELETE FROM fts WHERE rowid = ?", (row + 1,))
         self._rows_in_fts -= 1
         self._tokens_in_fts -= int(self._doc_len[row])
