@@ -49,9 +49,11 @@ class Settings(BaseSettings):
     public_url: str | None = None
     allowed_hosts: str = ""
     cors_origins: str = ""
-    # What `memory serve` enforces itself (README "Network and proxies"): connections served at once (more
-    # get a 503), seconds a client may take to send a request head, seconds an idle keep-alive connection stays.
-    max_connections: int = Field(default=200, ge=1, le=100_000)
+    # What `memory serve` enforces itself (README "Network and proxies"): open connections (beyond, the one
+    # that has waited longest for a request head is closed), requests served at once (more get a 503), seconds
+    # a client may take to send a request head, seconds an idle keep-alive connection stays.
+    max_connections: int = Field(default=1000, ge=1, le=100_000)
+    max_requests: int = Field(default=200, ge=1, le=100_000)
     head_timeout: float = Field(default=10.0, gt=0, le=3600)
     keep_alive_timeout: float = Field(default=5.0, gt=0, le=3600)
 

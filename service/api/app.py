@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from service import __version__
 from service.api import errors
-from service.api.limits import RequestLimits
+from service.api.limits import InFlightLimit, RequestLimits
 from service.api.ui import mount_ui
 from service.api.routes import facts, health, profiles, queries, stats
 from service.config import Settings
@@ -75,7 +75,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                            "Mcp-Session-Id", "Last-Event-ID"],
             expose_headers=["Mcp-Session-Id", "X-Memory-Source"],
         )
-    app.add_middleware(RequestLimits)  # added last: outermost, before CORS and routing
+    app.add_middleware(RequestLimits)
+    app.add_middleware(InFlightLimit, limit=settings.max_requests)  # added last: outermost
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -40,9 +40,10 @@ def unauthorized_challenge(exc: Unauthorized) -> str:
 
 
 def error_response(path: str, status: int, code: str, message: str, param: str | None = None,
-                   headers: Mapping[str, str] | None = None) -> JSONResponse:
-    """The one error answer of both faces: the body shape follows the path, status and headers do not."""
-    return _answer(path, status, ErrorInfo(code, message, param), headers)
+                   headers: Mapping[str, str] | None = None, rpc_code: int | None = None) -> JSONResponse:
+    """The one error answer of both faces: the body shape follows the path, status and headers do not
+    (`rpc_code`: the JSON-RPC code on /mcp paths when it is not the one the status implies)."""
+    return _answer(path, status, ErrorInfo(code, message, param), headers, rpc_code)
 
 
 def domain_error_response(path: str, exc: MemoryServiceError) -> JSONResponse:
@@ -50,11 +51,12 @@ def domain_error_response(path: str, exc: MemoryServiceError) -> JSONResponse:
     return _answer(path, _status_of(exc), describe(exc), headers)
 
 
-def _answer(path: str, status: int, info: ErrorInfo, headers: Mapping[str, str] | None) -> JSONResponse:
+def _answer(path: str, status: int, info: ErrorInfo, headers: Mapping[str, str] | None,
+            rpc_code: int | None = None) -> JSONResponse:
     all_headers = dict(headers or {})
     if status == 401:
         all_headers.setdefault("WWW-Authenticate", "Bearer")
-    body = jsonrpc_body(status, info) if is_mcp_path(path) else rest_body(status, info)
+    body = jsonrpc_body(status, info, rpc_code=rpc_code) if is_mcp_path(path) else rest_body(status, info)
     return JSONResponse(body, status_code=status, headers=all_headers or None)
 
 

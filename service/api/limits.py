@@ -1,4 +1,5 @@
-"""Size limits on the request head, answered with a status (414, 431) instead of a dropped connection."""
+"""Limits answered with a status instead of a dropped connection: the request head's size (414, 431) and the
+requests served at once (503)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,28 @@ class RequestLimits:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class InFlightLimit:
+    """At most `limit` requests served at once; beyond, 503 at once. Counts requests, not connections: an idle
+    or slow client holds a connection (service.api.http_server bounds those) but no place here."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.active = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.limit:
+            response = error_response(scope.get("path", "/")[:64], 503, "unavailable",
+                                      f"over {self.limit} requests at once (MEMORY_MAX_REQUESTS); try again")
+            await response(scope, receive, send)
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1

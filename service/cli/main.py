@@ -50,8 +50,9 @@ def serve(
         import uvicorn
 
         from service.api.app import create_app
-        from service.api.http_server import server_config
+        from service.api.http_server import raise_open_files_limit, server_config
 
+        raise_open_files_limit(settings.max_connections)
         application = create_app(settings, embedder=embedder, preload_embedder=True)
         if as_json:
             typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))

@@ -52,6 +52,20 @@ def kind(value: str) -> str:
     return cleaned
 
 
+def tag(raw: str, param: str = "tags") -> str:
+    """One tag: lower-cased and trimmed, 1-64 characters of a-z 0-9 . _ : / + # -, starting with a letter or digit."""
+    if not isinstance(raw, str):
+        raise InvalidInput(f"{param} must be a list of strings" if param == "tags" else f"{param} must be a string",
+                           param=param)
+    cleaned = raw.strip().lower()
+    if not 1 <= len(cleaned) <= TAG_MAX or not TAG_PATTERN.match(cleaned):
+        raise InvalidInput(
+            f"invalid tag {raw!r}: 1-{TAG_MAX} characters of a-z 0-9 . _ : / + # - starting with a letter or digit",
+            param=param,
+        )
+    return cleaned
+
+
 def tags(values: Iterable[str] | None) -> list[str]:
     """Lower-case, trim, drop duplicates (first occurrence wins); at most 20 tags of 1-64 chars."""
     if values is None:
@@ -60,16 +74,9 @@ def tags(values: Iterable[str] | None) -> list[str]:
         raise InvalidInput("tags must be a list of strings", param="tags")
     result: list[str] = []
     for raw in values:
-        if not isinstance(raw, str):
-            raise InvalidInput("tags must be a list of strings", param="tags")
-        tag = raw.strip().lower()
-        if not 1 <= len(tag) <= TAG_MAX or not TAG_PATTERN.match(tag):
-            raise InvalidInput(
-                f"invalid tag {raw!r}: 1-{TAG_MAX} characters of a-z 0-9 . _ : / + # - starting with a letter or digit",
-                param="tags",
-            )
-        if tag not in result:
-            result.append(tag)
+        cleaned = tag(raw)
+        if cleaned not in result:
+            result.append(cleaned)
     if len(result) > TAGS_MAX:
         raise InvalidInput(f"at most {TAGS_MAX} tags per fact (got {len(result)})", param="tags")
     return result

@@ -1,5 +1,6 @@
-"""The SDK's MCPServer with one change: every tool error is one line that starts with the tool's name, and a
-call whose arguments do not fit the input schema names the argument.
+"""The SDK's MCPServer with two changes: every tool error is one line that starts with the tool's name, and a
+call whose arguments do not fit the input schema names the argument; an argument the schema does not declare
+is refused (`additionalProperties: false`) instead of ignored, so `limt` is a mistake the agent learns of.
 
 The SDK reports argument errors as pydantic's multi-line dump (with a documentation URL) and prefixes our own
 errors with "Error executing tool"; agents relay both badly. Crashes keep the SDK's generic message (their
@@ -39,9 +40,29 @@ def describe(tool: str, error: ValidationError) -> str:
     return f"{tool}: " + "; ".join(parts)
 
 
+def unknown_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """`memory_search: unknown argument limt; valid arguments: query, limit, kind, tags`, or None."""
+    valid = list(schema.get("properties", {}))
+    unknown = [name for name in arguments if name not in valid]
+    if not unknown:
+        return None
+    shown = ", ".join(repr(n)[1:-1][:40] for n in unknown[:MAX_LISTED])
+    plural = "s" if len(unknown) > 1 else ""
+    return f"{tool}: unknown argument{plural} {shown}; valid arguments: {', '.join(valid)}"
+
+
 class MemoryMCPServer(MCPServer):
+    def close_input_schemas(self) -> None:
+        """Every tool's input schema says `additionalProperties: false` (call_tool refuses what it does not
+        declare). The SDK builds the schemas from the functions' signatures and has no option for it."""
+        for tool in self._tool_manager.list_tools():
+            tool.parameters["additionalProperties"] = False
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None
                         ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and (refusal := unknown_arguments(name, arguments or {}, tool.parameters)):
+            raise ToolError(refusal)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

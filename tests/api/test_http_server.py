@@ -5,39 +5,16 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 import pytest
-import uvicorn
 
 from service.api.access_log import redact_target
-from service.api.app import create_app
 from service.api.http_server import server_config
 from service.container import Services
 from tests.conftest import ProfileAccess
-from bench.lib.postgres import free_port
-
-
-@contextmanager
-def serving(services: Services, **overrides: object) -> Iterator[int]:
-    port = free_port()
-    server = uvicorn.Server(server_config(create_app(services=services), services.settings, host="127.0.0.1",
-                                          port=port, **overrides))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 20
-    while not server.started:
-        assert thread.is_alive() and time.time() < deadline
-        time.sleep(0.02)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(10)
+from tests.support.server import serving
 
 
 class Records(logging.Handler):
@@ -121,7 +98,8 @@ def test_a_slow_request_head_is_cut_off(services: Services) -> None:
 
 def test_serve_uses_these_limits(services: Services) -> None:
     config = server_config(object(), services.settings)
-    assert config.limit_concurrency == services.settings.max_connections
+    assert config.limit_concurrency is None  # requests are limited by the app, connections by the protocol
+    assert config.http.max_connections == services.settings.max_connections  # type: ignore[union-attr]
     assert config.timeout_keep_alive == services.settings.keep_alive_timeout
     assert config.h11_max_incomplete_event_size > 1_000_000
     assert config.http.head_timeout == services.settings.head_timeout  # type: ignore[union-attr]

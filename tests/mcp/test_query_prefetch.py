@@ -10,7 +10,7 @@ import pytest
 
 from service.api.app import create_app
 from service.config import Settings
-from service.mcp.endpoint import search_query
+from service.mcp.body import search_query
 from tests.conftest import make_profile
 from tests.support.mcp_client import call, call_error, mcp_client
 from tests.support.server import running

@@ -65,7 +65,7 @@ def list_facts(
 ) -> dict[str, Any]:
     """Facts of the profile, newest first, any status unless filtered; page with next_cursor. With `as_of`:
     the facts as they stood then (status then, default active; kind and tags then)."""
-    tag_value = validation.tags([tag])[0] if tag else None
+    tag_value = validation.tag(tag, param="tag") if tag else None
     before = _decode_cursor(cursor) if cursor else None
     if as_of is not None:
         at = as_of_rules.parse(as_of)
