@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
             result = service.redact(uid, reason=reason, operator=operator or default_operator(),
                                     also=list(match or []), dry_run=dry_run)
             report: dict[str, Any] = result.to_dict()
-            if mirrored and not dry_run and not result.already:
+            if mirrored and result.changed:
                 report["mirror"] = _mirror(settings, db, result, rebuild=not no_rebuild)
             emit(as_json, report, lambda: _print(result, report.get("mirror")))
 
@@ -71,7 +71,7 @@ def _mirror(settings: Settings, db: Any, result: RedactionResult, *, rebuild: bo
 
 
 def _print(result: RedactionResult, mirror: Any) -> None:
-    if result.already or result.dry_run:
+    if not result.changed:
         for note in result.notes:
             console.print(f"{result.uid}: {note}", highlight=False, soft_wrap=True)
         if result.dry_run and not result.already:
@@ -80,12 +80,16 @@ def _print(result: RedactionResult, mirror: Any) -> None:
                           highlight=False, soft_wrap=True)
         return
     record = result.record or {}
-    console.print(
-        f"redacted {result.uid} (profile {result.profile}, now {result.status}): title and text, "
-        f"{result.revisions} earlier title(s), {result.queries} query-log row(s); vector "
-        f"{'dropped' if result.vector_dropped else 'none'}. By {record.get('operator')} at "
-        f"{record.get('redacted_at')}: {record.get('reason')}. SHA-256 of the removed text: "
-        f"{record.get('text_sha256')}", highlight=False, soft_wrap=True)
+    if result.extended:
+        console.print(f"redacted {result.queries} more query-log row(s) of {result.uid} (profile {result.profile}); "
+                      f"{record.get('queries_redacted')} in all", highlight=False, soft_wrap=True)
+    else:
+        console.print(
+            f"redacted {result.uid} (profile {result.profile}, now {result.status}): title and text, "
+            f"{result.revisions} earlier title(s), {result.queries} query-log row(s); vector "
+            f"{'dropped' if result.vector_dropped else 'none'}. By {record.get('operator')} at "
+            f"{record.get('redacted_at')}: {record.get('reason')}. SHA-256 of the removed text: "
+            f"{record.get('text_sha256')}", highlight=False, soft_wrap=True)
     if mirror is not None:
         console.print(f"mirror: {mirror}", highlight=False, soft_wrap=True)
     for note in result.notes:

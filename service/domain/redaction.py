@@ -9,8 +9,14 @@ operator names (`--match`), compared case-insensitively, get `[redacted R.N]` as
 redaction, N one number per distinct query text, so distinct queries stay distinct); their counts stay.
 Strings shorter than MATCH_MIN are not looked for in the query log (they would match nearly every search).
 
+A search usually holds only part of a fact: the run reports the searches left that share a long word
+(LONG_WORD characters or more) with the removed words, and suggests `--match`. Redacting a redacted fact
+again with a new `--match` finishes the job: the searches that string still matches are redacted too (numbered
+after the first run's) and the record's count of redacted searches grows; without one, it changes nothing
+and says so.
+
 A successor of a redacted fact (a text change superseded it) keeps its own text: it is another fact,
-redacted on its own if it holds the secret too. Redacting a redacted fact changes nothing and says so.
+redacted on its own if it holds the secret too.
 """
 
 from __future__ import annotations
@@ -34,7 +40,12 @@ log = logging.getLogger(__name__)
 
 MARKER = "[redacted]"
 MATCH_MIN = 4
-QUERY_MARKER = re.compile(r"^\[redacted \d+\.\d+\]$")
+LONG_WORD = 8  # a search sharing a word this long with the removed text is reported, with `--match` advice
+SUGGESTIONS_MAX = 10
+QUERY_MARKER = re.compile(r"^\[redacted (\d+)\.(\d+)\]$")
+# Words as an operator would name them: runs of letters and digits, and such runs joined by . _ - : / + # @
+# (a token such as tok_live_1a2b, a host name, a path), so both `deploy` and `deploy-token-2024` are words.
+WORD = re.compile(r"[^\W_]+(?:[._\-:/+#@][^\W_]+)*")
 OPERATOR_MAX = 200
 
 
@@ -102,10 +113,38 @@ def contains_any(value: str, wanted: list[str]) -> bool:
     return any(n in folded for n in wanted)
 
 
-def matching_queries(uow: UnitOfWork, profile_id: int, wanted: list[str]) -> list[int]:
-    """Ids of the profile's query-log rows to redact (rows redacted before are left as they are)."""
-    return [i for i, q in uow.query_log.texts(profile_id)
-            if not QUERY_MARKER.match(q) and contains_any(q, wanted)]
+def matching_queries(texts: list[tuple[int, str]], wanted: list[str]) -> list[int]:
+    """Ids of the query-log rows to redact (rows redacted before are left as they are)."""
+    return [i for i, q in texts if not QUERY_MARKER.match(q) and contains_any(q, wanted)]
+
+
+def long_words(*values: str) -> set[str]:
+    """The words of LONG_WORD characters or more (case-folded), whole compounds and their parts."""
+    words: set[str] = set()
+    for value in values:
+        for compound in WORD.findall(value.casefold()):
+            words.update(w for w in (compound, *re.findall(r"[^\W_]+", compound)) if len(w) >= LONG_WORD)
+    words.discard(MARKER.strip("[]"))
+    return words
+
+
+def sharing_long_words(texts: list[tuple[int, str]], skip: set[int], words: set[str]) -> list[dict[str, Any]]:
+    """Searches not redacted that share a long word with the removed words: each word with how many."""
+    counts: dict[str, int] = {}
+    for row_id, query in texts:
+        if row_id in skip or QUERY_MARKER.match(query):
+            continue
+        for word in long_words(query) & words:
+            counts[word] = counts.get(word, 0) + 1
+    # A part is named only when more searches share it than the whole it belongs to (tok_live_9f8e, not 9f8e).
+    kept = {w: n for w, n in counts.items() if not any(w != o and w in o and m >= n for o, m in counts.items())}
+    ranked = sorted(kept.items(), key=lambda item: (-item[1], item[0]))[:SUGGESTIONS_MAX]
+    return [{"word": word, "searches": count} for word, count in ranked]
+
+
+def next_marker_number(texts: list[tuple[int, str]], redaction_id: int) -> int:
+    numbers = [int(m.group(2)) for _, q in texts if (m := QUERY_MARKER.match(q)) and int(m.group(1)) == redaction_id]
+    return max(numbers, default=0) + 1
 
 
 @dataclass
@@ -119,13 +158,21 @@ class RedactionResult:
     queries: int  # query-log rows redacted now (or that would be, on a dry run)
     revisions: int
     vector_dropped: bool = False
+    extended: bool = False  # a run on a redacted fact whose --match redacted more searches
+    # searches left that share a long word with the removed words: [{word, searches}] (first run, dry run)
+    suggestions: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return not self.dry_run and (not self.already or self.extended)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "profile": self.profile, "uid": self.uid, "status": self.status, "already_redacted": self.already,
-            "dry_run": self.dry_run, "redaction": self.record, "queries_redacted": self.queries,
-            "revisions_redacted": self.revisions, "vector_dropped": self.vector_dropped, "notes": self.notes,
+            "dry_run": self.dry_run, "extended": self.extended, "redaction": self.record,
+            "queries_redacted": self.queries, "revisions_redacted": self.revisions,
+            "vector_dropped": self.vector_dropped, "sharing_long_words": self.suggestions, "notes": self.notes,
         }
 
 
@@ -145,7 +192,7 @@ class RedactionService:
                                param="uid")
             profile_id = found.profile_id
             planned = self._plan(uow, found, extra, dry_run=dry_run) \
-                if dry_run or found.redacted_at is not None else None
+                if dry_run or (found.redacted_at is not None and not extra) else None
         if planned is not None:
             if not dry_run:  # a second run finishes what a busy checkpoint left
                 planned.notes.extend(self.store.purge_old_pages())
@@ -155,10 +202,11 @@ class RedactionService:
             seq = uow.profiles.lock(profile_id)
             row = uow.facts.any_profile(uid, for_update=True)
             assert row is not None and row.id is not None
-            if row.redacted_at is not None:  # redacted meanwhile by another operator
-                return self._plan(uow, row, extra, dry_run=False)
-            result = self._apply(uow, row, seq, now, reason=reason, operator=operator, also=extra)
-        if self.backend is not None:
+            if row.redacted_at is not None:  # redacted before (or meanwhile): the new --match strings only
+                result = self._extend(uow, row, seq, extra)
+            else:
+                result = self._apply(uow, row, seq, now, reason=reason, operator=operator, also=extra)
+        if self.backend is not None and result.changed:
             self.backend.changed(profile_id, result.profile)
         result.notes.extend(self.store.purge_old_pages())
         return result
@@ -170,17 +218,28 @@ class RedactionService:
         assert row.id is not None
         profile = uow.profiles.by_id(row.profile_id)
         assert profile is not None
+        texts = list(uow.query_log.texts(row.profile_id))
         if row.redacted_at is not None:
             record = record_dict(uow.redactions.of(row.id))
-            return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=True,
-                                   dry_run=dry_run, record=record, queries=0, revisions=0,
-                                   notes=[f"already redacted on {record and record['redacted_at']}: nothing changed"])
+            matching = matching_queries(texts, needles("", "", [], also))
+            result = RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=True,
+                                     dry_run=dry_run, record=record, queries=len(matching), revisions=0)
+            if dry_run and also:
+                result.notes.append(f"dry run: already redacted on {record and record['redacted_at']}; --match "
+                                    f"would redact {len(matching)} more search(es); nothing was changed")
+            else:
+                result.notes.append(f"already redacted on {record and record['redacted_at']}: nothing changed; "
+                                    "to redact searches that still hold part of its words, run it again with "
+                                    "--match STRING")
+            return result
         revisions = uow.revisions.of(row.id)
-        wanted = needles(row.title, row.text, [r.title for r in revisions], also)
-        matching = matching_queries(uow, row.profile_id, wanted)
-        return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=True,
-                               record=None, queries=len(matching), revisions=len(revisions),
-                               notes=["dry run: nothing was changed"])
+        titles = [r.title for r in revisions]
+        matching = matching_queries(texts, needles(row.title, row.text, titles, also))
+        result = RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=True,
+                                 record=None, queries=len(matching), revisions=len(revisions),
+                                 notes=["dry run: nothing was changed"])
+        self._suggest(result, texts, set(matching), long_words(row.title, row.text, *titles))
+        return result
 
     def _apply(self, uow: UnitOfWork, row: FactRecord, seq: int, now: datetime, *, reason: str, operator: str,
                also: list[str]) -> RedactionResult:
@@ -188,7 +247,9 @@ class RedactionService:
         profile = uow.profiles.by_id(row.profile_id)
         assert profile is not None
         revisions = uow.revisions.of(row.id)
-        wanted = needles(row.title, row.text, [r.title for r in revisions], also)
+        titles = [r.title for r in revisions]
+        wanted = needles(row.title, row.text, titles, also)
+        words = long_words(row.title, row.text, *titles)
         was_active = row.status == FactStatus.ACTIVE
         record = uow.redactions.new(
             profile_id=row.profile_id, fact_id=row.id, redacted_at=now, operator=operator, reason=reason,
@@ -210,16 +271,64 @@ class RedactionService:
         dropped = uow.vectors.drop(row.id)
         uow.outbox.fact_changed(row)
 
-        matching = matching_queries(uow, row.profile_id, wanted)
+        texts = list(uow.query_log.texts(row.profile_id))
+        matching = self._redact_queries(uow, record, texts, wanted)
+        record.queries = len(matching)
+        uow.redactions.save(record)
+        result = RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=False,
+                                 record=record_dict(record), queries=len(matching), revisions=len(revisions),
+                                 vector_dropped=dropped)
+        self._suggest(result, texts, set(matching), words)
+        return result
+
+    def _extend(self, uow: UnitOfWork, row: FactRecord, seq: int, also: list[str]) -> RedactionResult:
+        """A redacted fact, run again with --match: the searches those strings match are redacted too."""
+        assert row.id is not None
+        profile = uow.profiles.by_id(row.profile_id)
+        record = uow.redactions.of(row.id)
+        assert profile is not None and record is not None and record.id is not None
+        wanted = needles("", "", [], also)
+        if row.retire_reason and row.retire_reason != MARKER and contains_any(row.retire_reason, wanted) \
+                and not row.retire_reason.startswith("redacted: "):
+            row.retire_reason, row.change_seq = MARKER, seq
+            uow.facts.save(row)
+            uow.outbox.fact_changed(row)
+        texts = list(uow.query_log.texts(row.profile_id))
+        matching = self._redact_queries(uow, record, texts, wanted)
+        record.queries += len(matching)
+        uow.redactions.save(record)
+        result = RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=True, dry_run=False,
+                                 record=record_dict(record), queries=len(matching), revisions=0,
+                                 extended=bool(matching))
+        result.notes.append(f"already redacted on {clock.isoformat(record.redacted_at)}; --match redacted "
+                            f"{len(matching)} more search(es) ({record.queries} in all)")
+        return result
+
+    @staticmethod
+    def _redact_queries(uow: UnitOfWork, record: RedactionRecord, texts: list[tuple[int, str]],
+                        wanted: list[str]) -> list[int]:
+        """Replace the matching searches' text with `[redacted R.N]`, one N per distinct text (after the numbers
+        this redaction already gave), and send the changed rows to the mirror."""
+        assert record.id is not None
+        matching = matching_queries(texts, wanted)
+        first = next_marker_number(texts, record.id)
         markers: dict[str, str] = {}
         for qrow in sorted(uow.query_log.by_ids(matching), key=lambda r: r.id or 0):
-            marker = markers.setdefault(qrow.query, query_marker(record.id, len(markers) + 1))
+            marker = markers.setdefault(qrow.query, query_marker(record.id, first + len(markers)))
             qrow.query = marker
             uow.query_log.save(qrow)
             assert qrow.id is not None
             uow.outbox.query_logged(qrow.profile_id, qrow.id)
-        record.queries = len(matching)
-        uow.redactions.save(record)
-        return RedactionResult(profile=profile.name, uid=row.uid, status=row.status, already=False, dry_run=False,
-                               record=record_dict(record), queries=len(matching), revisions=len(revisions),
-                               vector_dropped=dropped)
+        return matching
+
+    @staticmethod
+    def _suggest(result: RedactionResult, texts: list[tuple[int, str]], redacted: set[int], words: set[str]) -> None:
+        result.suggestions = sharing_long_words(texts, redacted, words)
+        if result.suggestions:
+            total = sum(1 for i, q in texts if i not in redacted and not QUERY_MARKER.match(q)
+                        and long_words(q) & words)
+            named = ", ".join(f"{s['word']!r} ({s['searches']})" for s in result.suggestions)
+            result.notes.append(
+                f"{total} search(es) not redacted share a long word with the removed words (a search often holds "
+                f"only part of a fact): {named}. If they hold the secret, run `memory redact {result.uid} --reason "
+                f"... --match STRING` with the part to remove")

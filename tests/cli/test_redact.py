@@ -52,3 +52,49 @@ def test_redact_from_the_command_line(env: None, monkeypatch: pytest.MonkeyPatch
     assert code == 1 and "no fact 'f_unknown'" in out
     code, out = run("redact", uid)
     assert code != 0 and "--reason" in out  # the reason is required
+
+
+def test_a_second_run_with_match_finishes_what_the_first_left(env: None, tmp_path: Path, database_url: str) -> None:
+    """The first run without --match leaves the searches that held only the secret, and says so (the long word
+    they share, the --match advice); a second run with --match scrubs them from the query log, the summary,
+    the export and (SQLite) the database file, and extends the record."""
+    secret = "tok_live_9f8e7d6c5b4a3"
+    services = build_services(Settings())
+    try:
+        p = services.profiles.create("work")
+        uid = services.facts.write(p, title="Deploy token", text=f"The staging deploy bot uses {secret}.",
+                                   kind="reference", tags=[]).fact.uid
+        for query in (secret, f"is {secret} still valid", "staging deploy bot", "editor"):
+            services.search.search(p, query)
+    finally:
+        services.close()
+
+    code, out = run("redact", uid, "--reason", "live token", "--json")
+    first = json.loads(out)
+    assert code == 0 and first["queries_redacted"] == 0
+    assert first["sharing_long_words"] == [{"word": secret, "searches": 2}]
+    code, out = run("redact", uid, "--reason", "live token")
+    assert code == 0 and "already redacted" in out and "--match" in out
+    code, out = run("export", "work")
+    assert secret in out  # what is left to scrub (the check below can fail)
+
+    code, out = run("redact", uid, "--reason", "live token", "--match", secret, "--dry-run")
+    assert code == 0 and "would redact 2 more search(es)" in out and "nothing was changed" in out
+    code, out = run("export", "work")
+    assert secret in out
+    code, out = run("redact", uid, "--reason", "live token", "--match", secret)
+    assert code == 0 and "redacted 2 more query-log row(s)" in out and "2 in all" in out
+
+    code, out = run("export", "work")
+    assert code == 0 and secret not in out and "staging deploy bot" in out  # the other searches stay
+    assert json.loads(out)["facts"][0]["redaction"]["queries_redacted"] == 2
+    services = build_services(Settings())
+    try:
+        p = services.profiles.get("work")
+        summary = services.query_log.summary(p, 30)
+        assert secret not in json.dumps(summary) and summary["totals"]["distinct_queries"] == 4
+    finally:
+        services.close()
+    if database_url.startswith("sqlite"):
+        data = b"".join(f.read_bytes() for f in (tmp_path / "memory.db", tmp_path / "memory.db-wal") if f.exists())
+        assert secret.encode() not in data and b"staging deploy bot" in data

@@ -135,10 +135,19 @@ def test_the_words_are_gone_and_every_count_stays(services: Services, alpha: Pro
     assert "prefers vim" in cells  # the other facts are still indexed
     assert services.search.search(p, "prefers vim").matched_count == 1
 
-    # Twice: nothing changes, and it says so.
+    # Again with the secret: the search made since (above) holds it and is redacted too, numbered after the
+    # first run's markers; the record counts it. A third run finds nothing left, and says so.
     again = redactor(services).redact(seeded.token_fact, reason="again", operator="carol", also=[SECRET])
-    assert again.already and again.record == record and "already redacted" in again.notes[0]
-    assert services.facts.get(p, seeded.token_fact).redaction == record
+    assert again.already and again.extended and again.queries == 1
+    assert again.record == {**record, "queries_redacted": 4}
+    redaction_id = queries[0].split()[1].split(".")[0]
+    now_logged = [r["query"] for r in services.query_log.listing(p, 500)]
+    assert f"[redacted {redaction_id}.4]" in now_logged and SECRET not in now_logged
+    third = redactor(services).redact(seeded.token_fact, reason="again", operator="carol", also=[SECRET])
+    assert third.already and not third.extended and third.queries == 0
+    plain = redactor(services).redact(seeded.token_fact, reason="again", operator="carol")
+    assert plain.already and not plain.changed and "already redacted" in plain.notes[0] and "--match" in plain.notes[0]
+    assert services.facts.get(p, seeded.token_fact).redaction == {**record, "queries_redacted": 4}
 
 
 def test_an_active_fact_is_retired_as_a_forget_would(services: Services, alpha: ProfileAccess) -> None:

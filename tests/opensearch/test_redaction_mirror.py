@@ -57,11 +57,22 @@ def test_the_mirror_loses_the_words(os_services: Services, os_client: OpenSearch
            "MEMORY_EMBEDDER": "none", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": os_settings.opensearch_url or ""}
     for key, value in env.items():
         monkeypatch.setenv(key, value)
+    # First without --match: the fact's words go, the searches holding only the secret stay, and the report
+    # names the long word they share with the removed text.
+    first = CliRunner().invoke(app, ["redact", uid, "--reason", "a live token", "--operator", "alice", "--json"])
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.output)
+    assert report["queries_redacted"] == 0 and report["mirror"]["delivered"] >= 1
+    assert report["sharing_long_words"] == [{"word": SECRET.casefold(), "searches": 2}]
+    settle(os_services)
+    assert SECRET.casefold() in mirror_text(os_client)
+    # Then again with --match: the searches go too, in the store and (outbox, rebuild) in the mirror.
     result = CliRunner().invoke(app, ["redact", uid, "--reason", "a live token", "--operator", "alice",
                                       "--match", SECRET, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["queries_redacted"] == 2 and report["mirror"]["delivered"] >= 3
+    assert report["extended"] and report["queries_redacted"] == 2 and report["mirror"]["delivered"] >= 2
+    assert report["redaction"]["queries_redacted"] == 2
     assert len(report["mirror"]["rebuilt"]) == 2  # fresh indices; the ones that held the words are deleted
 
     settle(os_services)
