@@ -29,13 +29,6 @@ FACTS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def minilm(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    embedder = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path_factory.mktemp("models")))
-    embedder.embed_documents(["load the model once for the session"])
-    return embedder
-
-
 @pytest.fixture
 def hybrid(tmp_path: Path, database_url: str, minilm: Embedder) -> Iterator[tuple[Services, ProfileRef, dict]]:
     services = build_services(Settings(data_dir=tmp_path, database_url=database_url, embedder="minilm"),

@@ -1,0 +1,67 @@
+"""Every number README states about `score` (issue 24: it said a sole match scores 1.0, and a sole match found
+only by meaning scored 0.5), checked through memory_search with the real model and the default weights:
+README "The five tools" and "Hybrid ranking"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.config import Settings
+from service.container import Services, build_services
+from service.domain.ports import Embedder
+
+pytestmark = pytest.mark.model
+
+VIOLIN = ("Violin", "The user plays the violin in a community orchestra.", "user")
+CACHE = ("Cache key", "The build cache key of the arm runners is qzx81vk.", "reference")
+CACHE_AGAIN = ("Cache key history", "qzx81vk qzx81vk: the old runners also used qzx81vk.", "reference")
+
+
+def _services(tmp_path: Path, minilm: Embedder, **settings: object) -> Services:
+    return build_services(Settings(data_dir=tmp_path, embedder="minilm", **settings), embedder=minilm)
+
+
+@pytest.fixture
+def store(tmp_path: Path, minilm: Embedder) -> Iterator[Services]:
+    services = _services(tmp_path, minilm)
+    profile = services.profiles.create("alpha")
+    for title, text, kind in (VIOLIN, CACHE, CACHE_AGAIN):
+        services.facts.write(profile, title=title, text=text, kind=kind, tags=[])
+    try:
+        yield services
+    finally:
+        services.close()
+
+
+def _scores(services: Services, query: str) -> list[tuple[str, float, tuple[str, ...]]]:
+    found = services.search.search(services.profiles.get("alpha"), query)
+    assert found.matched_count == len(found.facts)
+    return [(f.fact.title, f.score, tuple(m for m, v in (("words", f.lexical), ("meaning", f.vector)) if v is not None))
+            for f in found.facts]
+
+
+def test_a_sole_match_by_words_and_meaning_scores_1(store: Services) -> None:
+    assert _scores(store, "violin orchestra") == [("Violin", 1.0, ("words", "meaning"))]
+
+
+def test_a_sole_match_by_meaning_only_scores_half(store: Services) -> None:
+    assert _scores(store, "what musical instrument does the user practise") == [("Violin", 0.5, ("meaning",))]
+
+
+def test_a_sole_match_by_words_only_scores_half_and_the_weakest_of_several_0_0005(tmp_path: Path,
+                                                                                   minilm: Embedder) -> None:
+    services = _services(tmp_path, minilm, min_similarity=0.99)  # nothing is close enough in meaning
+    try:
+        profile = services.profiles.create("alpha")
+        services.facts.write(profile, title=VIOLIN[0], text=VIOLIN[1], kind=VIOLIN[2], tags=[])
+        assert _scores(services, "violin orchestra") == [("Violin", 0.5, ("words",))]
+        for title, text, kind in (CACHE, CACHE_AGAIN):
+            services.facts.write(profile, title=title, text=text, kind=kind, tags=[])
+        scores = _scores(services, "qzx81vk")
+        assert [s[2] for s in scores] == [("words",), ("words",)]
+        assert [s[1] for s in scores] == [0.5, pytest.approx(0.0005)]  # min-max: the minimum maps to 0.001
+    finally:
+        services.close()
