@@ -10,12 +10,14 @@ only build_embedder) before the web stack and the database layer are imported.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
+from service.errors import MemoryServiceError
 
 if TYPE_CHECKING:
     from service.domain.as_of import AsOfService
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from service.domain.stats import StoreStats
     from service.search.opensearch.maintenance import MirrorMaintenance
     from service.store.engine import Database
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -52,8 +56,11 @@ class Services:
         try:
             self.db.ping()
             checks["database"] = {"state": "ready", "dialect": self.db.dialect}
-        except Exception as exc:  # readiness reports; it never raises
-            checks["database"] = {"state": "error", "error": str(exc).splitlines()[0]}
+        except MemoryServiceError as exc:  # readiness reports; it never raises (the detail is in the log)
+            checks["database"] = {"state": "error", "error": exc.message}
+        except Exception:
+            log.exception("database check failed")
+            checks["database"] = {"state": "error", "error": "database unavailable"}
         checks["search"] = self.backend.status()
         checks["embedder"] = dict(self.embedder.status())
         if self.embedder.enabled and checks["database"]["state"] == "ready":

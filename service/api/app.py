@@ -114,7 +114,10 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
-            operation.get("responses", {}).pop("422", None)
+            answers = operation.setdefault("responses", {})
+            answers.pop("422", None)
+            for status, entry in errors.responses(*errors.EVERY_ROUTE).items():
+                answers.setdefault(str(status), entry)
     for name in ("HTTPValidationError", "ValidationError"):
         schema.get("components", {}).get("schemas", {}).pop(name, None)
     app.openapi_schema = schema

@@ -116,9 +116,12 @@ TEXT = {
          '(WWW-Authenticate: Bearer error="invalid_token"): the same answer in every case.',
     404: "No such fact or query-log row in this profile; with `as_of`, code `not_yet_created` when the fact "
          "did not exist yet at that instant.",
+    414: "The request target (path and query) is over 8 KiB.",
     421: "The Host header is not one the service answers to (MEMORY_ALLOWED_HOSTS).",
-    503: "The database is unavailable.",
+    431: "The request headers are over 64 KiB.",
+    503: "The database is unavailable, or more requests than MEMORY_MAX_REQUESTS are being served at once.",
 }
+EVERY_ROUTE = (414, 431, 503)  # answered before any route runs (service.api.limits): listed on every route
 WWW_AUTHENTICATE = {"WWW-Authenticate": {"description": "Bearer, or Bearer error=\"invalid_token\"",
                                          "schema": {"type": "string"}}}
 

@@ -138,8 +138,12 @@ class Database:
                 raise
 
     def ping(self) -> None:
-        with self.engine.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
+        """BackendUnavailable("database unavailable") when the database cannot be reached (detail logged)."""
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(sa.text("SELECT 1"))
+        except sa.exc.OperationalError as exc:
+            raise _unavailable(exc) from exc
 
     def dispose(self) -> None:
         self.engine.dispose()

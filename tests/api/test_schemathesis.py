@@ -43,7 +43,9 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[schem
             "generation": {"mode": "all", "max-examples": EXAMPLES, "deterministic": True, "database": "none"},
             "checks": {"enabled": False, **{name: {"enabled": True} for name in (
                 "not_a_server_error", "status_code_conformance", "content_type_conformance",
-                "response_schema_conformance", "response_headers_conformance", "negative_data_rejection")}},
+                "response_schema_conformance", "response_headers_conformance", "negative_data_rejection",
+                "positive_data_acceptance", "missing_required_header", "unsupported_method",
+                "allow_header_conformance", "ignored_auth")}},
             "phases": {"stateful": {"enabled": False}},
         })
         with running(create_app(services=services)) as url:

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-import base64
+import re
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
+from pydantic import WithJsonSchema
 
 from service import contract
 from service.api.deps import ProfileDep, ServicesDep
@@ -21,19 +22,18 @@ KindLiteral = Literal[KINDS]  # type: ignore[valid-type]
 StatusLiteral = Literal[STATUSES]  # type: ignore[valid-type]
 
 
+CURSOR_PATTERN = r"^f[0-9]{1,12}$"  # every value of this form is a page: the facts before that position
+
+
 def _encode_cursor(fact_id: int) -> str:
-    return base64.urlsafe_b64encode(f"f:{fact_id}".encode()).decode().rstrip("=")
+    return f"f{fact_id}"
 
 
 def _decode_cursor(cursor: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        prefix, _, value = raw.partition(":")
-        if prefix != "f" or not value.isascii() or not value.isdigit() or not 0 < int(value) <= contract.MAX_ROW_ID:
-            raise ValueError(raw)
-        return int(value)
-    except ValueError as exc:
-        raise InvalidInput("invalid cursor: pass next_cursor from the previous page", param="cursor") from exc
+    """The position of a cursor (a value past the newest row is the first page)."""
+    if not re.fullmatch(CURSOR_PATTERN, cursor):
+        raise InvalidInput("invalid cursor: pass next_cursor from the previous page", param="cursor")
+    return min(int(cursor[1:]), contract.MAX_ROW_ID + 1)
 
 
 AS_OF_DOC = (
@@ -41,12 +41,17 @@ AS_OF_DOC = (
     "an offset it is UTC; a date alone is 00:00 UTC of that day; future instants show the present. Anything "
     "else is a 400."
 )
-AsOfQuery = Annotated[str | None, Query(min_length=1, max_length=64, description=AS_OF_DOC)]
+# Documented as RFC 3339 (what OpenAPI tools generate and check); the forms ISO 8601 adds (no offset, a space
+# for the T) are accepted too, as the description says.
+AsOfQuery = Annotated[str | None, Query(min_length=1, max_length=64, description=AS_OF_DOC), WithJsonSchema({
+    "anyOf": [{"type": "string", "format": "date-time", "maxLength": 64}, {"type": "string", "format": "date", "maxLength": 10}],
+    "description": AS_OF_DOC})]
 
 CURSOR_DOC = (
-    "Opaque: the `next_cursor` of the previous page, passed back unchanged (URL-safe base64 without padding). "
-    "Any other value is a 400."
+    "Opaque: the `next_cursor` of the previous page, passed back unchanged (`f` and digits). Any other value is a "
+    "400."
 )
+TAG_QUERY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/+#-]*$"
 
 
 @router.get("/api/{profile}/facts", response_model=None, responses={**ok(FactsBody), **authenticated()})
@@ -55,11 +60,13 @@ def list_facts(
     svc: ServicesDep,
     status: Annotated[StatusLiteral | None, Query()] = None,
     kind: Annotated[KindLiteral | None, Query()] = None,
-    tag: Annotated[str | None, Query(min_length=1, max_length=TAG_MAX, description="Facts carrying this tag "
-                                     f"(1-{TAG_MAX} characters of a-z 0-9 . _ : / + # -, case-insensitive).")] = None,
+    tag: Annotated[str | None, Query(min_length=1, max_length=TAG_MAX, pattern=TAG_QUERY_PATTERN,
+                                     description=f"Facts carrying this tag (1-{TAG_MAX} characters of a-z 0-9 . _ : "
+                                                 "/ + # -, starting with a letter or digit, case-insensitive).")]
+    = None,
     limit: Annotated[int, Query(ge=1, le=FACTS_PAGE_MAX, description=f"Facts per page (1-{FACTS_PAGE_MAX}).")]
     = FACTS_PAGE_DEFAULT,
-    cursor: Annotated[str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$",
+    cursor: Annotated[str | None, Query(min_length=2, max_length=13, pattern=CURSOR_PATTERN,
                                         description=CURSOR_DOC)] = None,
     as_of: AsOfQuery = None,
 ) -> dict[str, Any]:
