@@ -200,7 +200,8 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
 
 def serve_env(args: argparse.Namespace) -> dict[str, str]:
     """The MEMORY_* variables of the served process."""
-    env = {"MEMORY_EMBEDDER": args.embedder, "MEMORY_SEARCH": args.search}
+    env = {"MEMORY_EMBEDDER": args.embedder, "MEMORY_SEARCH": args.search,
+           "MEMORY_SQLITE_SYNCHRONOUS": args.sqlite_synchronous}
     if args.threads:
         env["MEMORY_TORCH_THREADS"] = str(args.threads)
     if args.search == "opensearch":
@@ -338,12 +339,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="the search backend of the served process (default embedded)")
     parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL"),
                         help="with --search opensearch: a throwaway cluster (default $OPENSEARCH_URL)")
+    parser.add_argument("--sqlite-synchronous", choices=("full", "normal"), default="full",
+                        help="MEMORY_SQLITE_SYNCHRONOUS of the served process (default full, the service's)")
     args = parser.parse_args(argv)
     if args.search == "opensearch" and (args.server != "process" or not args.opensearch_url):
         parser.error("--search opensearch needs --opensearch-url (or OPENSEARCH_URL) and --server process")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     load = os.getloadavg()
     console.print(f"search latency benchmark: sizes {sizes}, search {args.search}, embedder {args.embedder}, "
+                  f"SQLite synchronous={args.sqlite_synchronous}, "
                   f"{args.queries} queries, "
                   f"{os.cpu_count()} CPUs, load average {load[0]:.2f} (other work on the machine skews timings)")
     results = [run_size(n, args) for n in sizes]

@@ -22,6 +22,9 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=_default_data_dir)
     database_url: str | None = None
+    # SQLite's PRAGMA synchronous: full = an acknowledged write survives a power loss (the default); normal =
+    # it survives a crash of the process (kill -9), and the last commits may go with the power, for faster writes.
+    sqlite_synchronous: Literal["full", "normal"] = "full"
 
     search: Literal["embedded", "opensearch"] = "embedded"
     opensearch_url: str | None = None

@@ -104,7 +104,7 @@ def build_database(settings: Settings) -> Database:
     from service.store.engine import Database
     from service.store.migrate import upgrade
 
-    db = Database(settings.resolved_database_url)
+    db = Database(settings.resolved_database_url, synchronous=settings.sqlite_synchronous)
     upgrade(db.engine)
     return db
 

@@ -19,9 +19,11 @@ from service.errors import BackendUnavailable
 log = logging.getLogger(__name__)
 
 
-def make_engine(url: str, *, immediate_writes: bool = False) -> Engine:
-    """Create an engine. SQLite gets WAL, foreign keys, a busy timeout and explicit BEGIN control;
-    with immediate_writes every transaction starts with BEGIN IMMEDIATE (takes the write lock up front)."""
+def make_engine(url: str, *, immediate_writes: bool = False, synchronous: str = "full") -> Engine:
+    """Create an engine. SQLite gets WAL, foreign keys, a busy timeout, explicit BEGIN control and the
+    `synchronous` level (FULL: a commit is on disk before it returns, so an acknowledged write survives a power
+    loss; NORMAL: it survives a crash of the process, and the last commits may be lost with the power); with
+    immediate_writes every transaction starts with BEGIN IMMEDIATE (takes the write lock up front)."""
     if url.startswith("sqlite"):
         path = url.split("///", 1)[1] if "///" in url else ""
         if path and path != ":memory:":
@@ -32,7 +34,7 @@ def make_engine(url: str, *, immediate_writes: bool = False) -> Engine:
             pool_size=8,
             max_overflow=16,
         )
-        _configure_sqlite(engine, "IMMEDIATE" if immediate_writes else "DEFERRED")
+        _configure_sqlite(engine, "IMMEDIATE" if immediate_writes else "DEFERRED", synchronous)
         return engine
     return sa.create_engine(
         url,
@@ -43,14 +45,16 @@ def make_engine(url: str, *, immediate_writes: bool = False) -> Engine:
     )
 
 
-def _configure_sqlite(engine: Engine, begin_mode: str) -> None:
+def _configure_sqlite(engine: Engine, begin_mode: str, synchronous: str) -> None:
+    level = {"full": "FULL", "normal": "NORMAL"}[synchronous]
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy (not pysqlite) decide where transactions begin.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute(f"PRAGMA synchronous={level}")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=30000")
         # Deleted or overwritten content is zeroed, so a redacted fact's words do not survive in free space.
@@ -75,12 +79,12 @@ class Database:
     serialised inside the process, so concurrent writers queue instead of failing "database is locked".
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, synchronous: str = "full") -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, synchronous=synchronous)
         self.dialect = self.engine.dialect.name
         if self.dialect == "sqlite":
-            self._write_engine = make_engine(url, immediate_writes=True)
+            self._write_engine = make_engine(url, immediate_writes=True, synchronous=synchronous)
             self._write_lock: threading.Lock | None = threading.Lock()
         else:
             self._write_engine = self.engine

@@ -5,12 +5,14 @@ and a profile name taken between the check and the insert is a Conflict, not a c
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from service.clock import utcnow
-from service.container import Services
+from service.config import Settings
+from service.container import Services, build_database
 from service.domain.ports import canonical as port
 from service.errors import Conflict
 from service.store import members
@@ -76,3 +78,19 @@ def test_a_profile_created_meanwhile_is_a_conflict(services: Services, monkeypat
     monkeypatch.undo()
     assert [p.name for p in services.profiles.list()] == ["alpha"]
     assert isinstance(services.store, SqlStore)
+
+
+@pytest.mark.parametrize(("setting", "level"), [(None, 2), ("full", 2), ("normal", 1)])
+def test_sqlite_commits_reach_the_disk_before_they_are_acknowledged(tmp_path: Path, setting: str | None,
+                                                                     level: int) -> None:
+    """Issue 24: FULL by default (an acknowledged write survives a power loss, not only kill -9); NORMAL by
+    MEMORY_SQLITE_SYNCHRONOUS=normal. Both engines (reads, and the writes' BEGIN IMMEDIATE one) and WAL."""
+    overrides = {"sqlite_synchronous": setting} if setting else {}
+    db = build_database(Settings(data_dir=tmp_path, **overrides))
+    try:
+        for engine in (db.engine, db._write_engine):
+            with engine.connect() as conn:
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar_one() == level
+                assert conn.exec_driver_sql("PRAGMA journal_mode").scalar_one() == "wal"
+    finally:
+        db.dispose()
