@@ -93,10 +93,11 @@ def profile_rename(old: str, new: str, as_json: JsonOpt = False) -> None:
         url = f"{settings.base_url}/mcp/{new}"
 
         def human() -> None:
-            console.print(f"renamed profile {old} to {new}: facts, query log and its {renamed.tokens} active "
-                          f"token(s) are kept. The tokens keep working under the new name: point clients at "
-                          f"{url} (and /api/{new}/...); the old URLs now answer 401.", highlight=False,
-                          soft_wrap=True)
+            tokens = (f"its {renamed.tokens} active token(s) are kept and keep working under the new name: point "
+                      f"clients at {url} (and /api/{new}/...); the old URLs now answer 401"
+                      if renamed.tokens else f"it has no active token (issue one with: memory token issue {new})")
+            console.print(f"renamed profile {old} to {new}: facts and query log are kept; {tokens}.",
+                          highlight=False, soft_wrap=True)
             if "mirror" in data:
                 console.print(f"mirror: {data['mirror']}", highlight=False, soft_wrap=True)
 

@@ -154,3 +154,6 @@ def test_human_output_says_where_clients_go_now(env: dict[str, str]) -> None:
     assert code == 0
     assert "renamed profile work to home" in out and "1 active token(s)" in out
     assert "http://127.0.0.1:9123/mcp/home" in out and "401" in out
+    run("profile", "create", "bare")
+    code, out = run("profile", "rename", "bare", "empty")
+    assert code == 0 and "no active token" in out and "memory token issue empty" in out
