@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from service.cli import maintenance, redact
 from service.cli.output import console, emit, failures
 from service.config import Settings
-from service.container import build_store
+from service.container import build_database, build_embedder, build_store, mirror_maintenance
 from service.domain.profiles import ProfileService
+from service.errors import BackendUnavailable
 
 app = typer.Typer(help="Agent memory service.", no_args_is_help=True, add_completion=False)
-profile_app = typer.Typer(help="Create and list profiles.", no_args_is_help=True)
+profile_app = typer.Typer(help="Create, list and rename profiles.", no_args_is_help=True)
 token_app = typer.Typer(help="Issue, list and revoke bearer tokens.", no_args_is_help=True)
 app.add_typer(profile_app, name="profile")
 app.add_typer(token_app, name="token")
@@ -78,6 +79,42 @@ def profile_list(as_json: JsonOpt = False) -> None:
         refs = _profiles().list()
         data = {"profiles": [{"name": r.name, "created_at": r.created_at.isoformat()} for r in refs]}
         emit(as_json, data, lambda: console.print("\n".join(r.name for r in refs) or "no profiles yet"))
+
+
+@profile_app.command("rename")
+def profile_rename(old: str, new: str, as_json: JsonOpt = False) -> None:
+    """Rename a profile: facts, query log and tokens are kept; tokens keep working under the new name."""
+    with failures(as_json):
+        settings = Settings()
+        db = build_database(settings)
+        renamed = ProfileService(build_store(settings, db)).rename(old, new)
+        data: dict[str, Any] = renamed.to_dict()
+        if settings.search == "opensearch":
+            data["mirror"] = _move_mirror(settings, db, renamed.profile)
+        url = f"{settings.base_url}/mcp/{new}"
+
+        def human() -> None:
+            tokens = (f"its {renamed.tokens} active token(s) are kept and keep working under the new name: point "
+                      f"clients at {url} (and /api/{new}/...); the old URLs now answer 401"
+                      if renamed.tokens else f"it has no active token (issue one with: memory token issue {new})")
+            console.print(f"renamed profile {old} to {new}: facts and query log are kept; {tokens}.",
+                          highlight=False, soft_wrap=True)
+            if "mirror" in data:
+                console.print(f"mirror: {data['mirror']}", highlight=False, soft_wrap=True)
+
+        emit(as_json, data, human)
+
+
+def _move_mirror(settings: Settings, db: Any, profile: Any) -> dict[str, Any] | str:
+    """opensearch mode: drop the old name's indices and build the new name's now (the outbox would have the
+    running service do it at its next sync; this makes the mirror right when the command returns)."""
+    with mirror_maintenance(settings, db, build_embedder(settings)) as mirror:
+        assert mirror is not None
+        try:
+            return dict(mirror.sync_profile(profile))
+        except BackendUnavailable as exc:  # the rename stands; the outbox moves the mirror later
+            return (f"not moved yet ({exc.message}); the running service moves it when OpenSearch is back "
+                    f"(outbox), or run: memory reindex {profile.name}")
 
 
 @token_app.command("issue")

@@ -103,7 +103,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command(name="import")
     def import_(profile: str, file: Path, as_json: JsonOpt = False) -> None:
-        """Load a profile exported by `memory export` (facts and query log; uids kept, rows already there skipped)."""
+        """Load a profile exported by `memory export` (facts and query log; rows already there skipped; uids of
+        another profile of this store get new ones, so an export can be copied into another profile)."""
         with failures(as_json):
             settings = Settings()
             db = build_database(settings)
@@ -119,7 +120,8 @@ def register(app: typer.Typer) -> None:
                     except BackendUnavailable as exc:  # the import stands; the mirror catches up later
                         result["mirror"] = f"not updated ({exc.message}); run: memory reindex {profile}"
             emit(as_json, {"profile": profile, **result},
-                 lambda: console.print(f"imported {result['imported']} facts (skipped {result['skipped']}), "
+                 lambda: console.print(f"imported {result['imported']} facts ({result['uids_remapped']} under "
+                                       f"new uids; skipped {result['skipped']}), "
                                        f"{result['queries_imported']} query-log rows "
                                        f"(skipped {result['queries_skipped']}, "
                                        f"renumbered {result['queries_renumbered']})"))

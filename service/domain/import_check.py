@@ -5,8 +5,9 @@ refused as a whole instead of being half-imported or imported inconsistent.
 Checked: each field against the rules the tools apply (title, text, kind, tags, retire reason ≤ 500,
 timestamps with a UTC offset and not in the future), statuses against their fields (retired ⇒ retired_at,
 superseded ⇒ a successor), a redaction's record and its markers (a redacted fact is never active),
-supersession links both ways, to uids of the file or of this profile, without loops, uids unique in the file
-and not owned by another profile, query-log ids and counts.
+supersession links both ways, to uids of the file or of this profile, without loops, uids unique in the file,
+query-log ids and counts. A uid of another profile is no problem: the import gives the fact a new uid
+(service.domain.copies).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def check_document(uow: UnitOfWork, profile_id: int, document: dict[str, Any]) -
             continue
         by_uid[uid] = (where, item)
         _check_fact(problems, where, item, now)
-    known = _profile_uids(uow, profile_id, by_uid, problems)
+    known = _profile_uids(uow, profile_id, by_uid)
     _check_links(problems, by_uid, known)
     _check_queries(problems, document.get("queries") or [], now)
     if problems.items:
@@ -90,6 +91,10 @@ def _check_fact(problems: Problems, where: str, item: dict[str, Any], now: datet
     problems.rule(where, "text", lambda: validation.text(item.get("text", "")))
     problems.rule(where, "kind", lambda: validation.kind(item.get("kind", "")))
     problems.rule(where, "tags", lambda: validation.tags(item.get("tags") or []))
+    copied = item.get("copied_from")
+    if copied is not None:
+        problems.rule(where, "copied_from", lambda: validation.uid(copied) if isinstance(copied, str)
+                      else validation.uid(""))
     reason = item.get("retire_reason")
     if reason is not None and not isinstance(reason, str):
         problems.add(where, "retire_reason", "must be a string or null")
@@ -163,15 +168,11 @@ def check_redaction(problems: Problems, where: str, item: dict[str, Any], revisi
         problems.add(where, "revisions", f"a redacted fact's earlier titles must be {redaction.MARKER!r}")
 
 
-def _profile_uids(uow: UnitOfWork, profile_id: int, by_uid: dict[str, tuple[str, dict[str, Any]]],
-                  problems: Problems) -> set[str]:
-    """uids the links may point at besides the file's: this profile's facts. The file's own uids must not
-    belong to another profile."""
+def _profile_uids(uow: UnitOfWork, profile_id: int, by_uid: dict[str, tuple[str, dict[str, Any]]]) -> set[str]:
+    """uids the links may point at besides the file's: this profile's facts (a link out of the file to a fact
+    of another profile is refused: a profile's history stays its own)."""
     linked = {str(v) for _, item in by_uid.values() for v in (item.get("supersedes"), item.get("superseded_by")) if v}
-    owners = uow.facts.owners(set(by_uid) | linked)
-    for uid, (where, _) in by_uid.items():
-        if owners.get(uid, profile_id) != profile_id:
-            problems.add(where, "uid", "this uid belongs to another profile")
+    owners = uow.facts.owners(linked - set(by_uid))
     return {uid for uid, owner in owners.items() if owner == profile_id}
 
 
@@ -228,6 +229,10 @@ def _check_queries(problems: Problems, items: list[Any], now: datetime) -> None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= contract.MAX_ROW_ID:
                 problems.add(where, field, "must be a non-negative integer" + (" or null" if optional else ""))
+        copied = item.get("copied_from")
+        if copied is not None and (not isinstance(copied, int) or isinstance(copied, bool)
+                                   or not 0 < copied <= contract.MAX_ROW_ID):
+            problems.add(where, "copied_from", f"must be an integer from 1 to {contract.MAX_ROW_ID} or null")
         _timestamp(problems, where, "created_at", item.get("created_at"), now)
         results = item.get("results") or []
         if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):

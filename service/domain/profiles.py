@@ -23,6 +23,16 @@ class IssuedToken:
 
 
 @dataclass(frozen=True)
+class Renamed:
+    profile: ProfileRef  # under its new name: same id, facts, query log and tokens
+    old_name: str
+    tokens: int  # active tokens, which keep working under the new name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile.name, "renamed_from": self.old_name, "active_tokens": self.tokens}
+
+
+@dataclass(frozen=True)
 class TokenInfo:
     token_id: str
     profile: str
@@ -55,6 +65,27 @@ class ProfileService:
             if row is None:  # there already, or created concurrently by another process
                 raise Conflict(f"profile {name!r} already exists", param="profile")
             return _ref(row)
+
+    def rename(self, old: str, new: str) -> Renamed:
+        """Give a profile another name. Everything hangs on the profile's row, not its name -- facts, revisions,
+        the query log, redactions, tokens -- so all of it is kept and every token keeps working (under the new
+        name: /mcp/<new>, /api/<new>/...). The former name is kept (a rename record) and, in the store's outbox,
+        the search mirror is told to move the profile's indices."""
+        validation.profile_name(old)
+        validation.profile_name(new)
+        with self.store.unit_of_work() as uow:
+            row = uow.profiles.by_name(old)
+            if row is None:
+                raise NotFound(f"no profile named {old!r} (list them with: memory profile list)", param="profile")
+            if uow.profiles.by_name(new) is not None:
+                raise Conflict(f"profile {new!r} already exists: pick another name", param="profile")
+            assert row.id is not None
+            rename_id = uow.profiles.rename(row.id, old, new, utcnow())
+            if rename_id is None:  # created concurrently by another process
+                raise Conflict(f"profile {new!r} already exists: pick another name", param="profile")
+            uow.outbox.profile_renamed(row.id, rename_id)
+            tokens = sum(1 for t in uow.tokens.of(row.id) if t.revoked_at is None)
+            return Renamed(ProfileRef(id=row.id, name=new, created_at=row.created_at), old, tokens)
 
     def get(self, name: str) -> ProfileRef:
         validation.profile_name(name)

@@ -17,11 +17,11 @@ import sqlalchemy as sa
 from sqlmodel import col
 
 from service.clock import utcnow
-from service.store.outbox import Outbox
+from service.store.outbox import RENAME, Outbox
 from service.store import repository as repo
 from service.store import vectors
 from service.store.engine import Database
-from service.store.tables import FactRow, FactVector, OutboxRow, Profile, QueryLogRow
+from service.store.tables import FactRow, FactVector, OutboxRow, Profile, ProfileRename, QueryLogRow
 
 PAGE = 500
 RETRIES_FIRST = 3  # rows that failed this often go behind fresh ones (order is free: versions are external)
@@ -30,7 +30,7 @@ RETRIES_FIRST = 3  # rows that failed this often go behind fresh ones (order is 
 @dataclass(frozen=True)
 class Pending:
     id: int
-    entity: str  # "fact" | "query"
+    entity: str  # "fact" | "query" (a "rename" is read by pending_renames)
     entity_id: int
 
 
@@ -46,7 +46,8 @@ class Canonical:
         with self.db.read() as session:
             rows = session.execute(
                 sa.select(OutboxRow.id, OutboxRow.entity, OutboxRow.entity_id)
-                .where(col(OutboxRow.delivered_at).is_(None), OutboxRow.profile_id == profile_id)
+                .where(col(OutboxRow.delivered_at).is_(None), OutboxRow.profile_id == profile_id,
+                       OutboxRow.entity != RENAME)
                 .order_by(OutboxRow.attempts >= RETRIES_FIRST, col(OutboxRow.id))
                 .limit(limit)
             ).all()
@@ -57,11 +58,22 @@ class Canonical:
         with self.db.read() as session:
             rows = session.execute(
                 sa.select(OutboxRow.id, OutboxRow.entity, OutboxRow.entity_id)
-                .where(OutboxRow.profile_id == profile_id,
+                .where(OutboxRow.profile_id == profile_id, OutboxRow.entity != RENAME,
                        sa.or_(col(OutboxRow.delivered_at).is_(None), col(OutboxRow.delivered_at) >= moment))
                 .order_by(col(OutboxRow.id))
             ).all()
         return [Pending(int(i), str(e), int(x)) for i, e, x in rows]
+
+    def pending_renames(self) -> list[tuple[int, str, str]]:
+        """(outbox id, old name, new name) of the renames the mirror has not followed yet, oldest first."""
+        with self.db.read() as session:
+            rows = session.execute(
+                sa.select(OutboxRow.id, ProfileRename.old_name, ProfileRename.new_name)
+                .join(ProfileRename, col(ProfileRename.id) == OutboxRow.entity_id)
+                .where(col(OutboxRow.delivered_at).is_(None), OutboxRow.entity == RENAME)
+                .order_by(col(OutboxRow.id))
+            ).all()
+        return [(int(i), str(old), str(new)) for i, old, new in rows]
 
     def profiles_with_pending(self) -> list[tuple[int, str]]:
         with self.db.read() as session:

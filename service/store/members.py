@@ -19,7 +19,7 @@ from service.store import repository as repo
 from service.store import vectors
 from service.store.outbox import Outbox
 from service.store.tables import (
-    FactRedaction, FactRevision, FactRow, Profile, QueryLogResult, QueryLogRow, Token,
+    FactRedaction, FactRevision, FactRow, Profile, ProfileRename, QueryLogResult, QueryLogRow, Token,
 )
 
 OWNERS_CHUNK = 500  # uids per IN (...) list
@@ -57,6 +57,18 @@ class SqlProfiles(_Member):
 
     def lock(self, profile_id: int) -> int:
         return repo.lock_profile(self.session, profile_id)
+
+    def rename(self, profile_id: int, old_name: str, new_name: str, at: datetime) -> int | None:
+        row = self.session.get(Profile, profile_id)
+        assert row is not None and row.name == old_name
+        row.name = new_name
+        record = ProfileRename(profile_id=profile_id, old_name=old_name, new_name=new_name, renamed_at=at)
+        self.session.add_all([row, record])
+        try:
+            self.session.flush()
+        except sa.exc.IntegrityError:  # the new name was taken meanwhile by another process
+            return None
+        return record.id
 
 
 class SqlTokens(_Member):
@@ -108,6 +120,11 @@ class SqlFacts(_Member):
                 col(FactRow.uid).in_(wanted[start:start + OWNERS_CHUNK]))).all()
             owners.update({uid: owner for uid, owner in rows})
         return owners
+
+    def copies(self, profile_id: int) -> dict[str, str]:
+        rows = self.session.exec(select(FactRow.copied_from, FactRow.uid).where(
+            FactRow.profile_id == profile_id, col(FactRow.copied_from).is_not(None)).order_by(col(FactRow.id).desc()))
+        return {str(source): uid for source, uid in rows}  # id descending: the oldest copy is written last
 
     def recent(self, profile_id: int, *, limit: int, kind: str | None) -> list[FactRow]:
         return repo.recent_facts(self.session, profile_id, limit=limit, kind=kind)
@@ -194,6 +211,13 @@ class SqlQueryLog(_Member):
     def texts(self, profile_id: int) -> Iterator[tuple[int, str]]:
         return redactions.query_texts(self.session, profile_id)
 
+    def copies(self, profile_id: int) -> dict[int, list[datetime]]:
+        found: dict[int, list[datetime]] = {}
+        for source, created in self.session.exec(select(QueryLogRow.copied_from, QueryLogRow.created_at).where(
+                QueryLogRow.profile_id == profile_id, col(QueryLogRow.copied_from).is_not(None))):
+            found.setdefault(int(source), []).append(created)
+        return found
+
     def kept_ids(self) -> None:
         repo.advance_id_sequence(self.session, QueryLogRow)
 
@@ -253,3 +277,6 @@ class SqlOutbox:
 
     def query_logged(self, profile_id: int, query_id: int) -> None:
         self.outbox.query_id_logged(self.session, profile_id, query_id)
+
+    def profile_renamed(self, profile_id: int, rename_id: int) -> None:
+        self.outbox.profile_renamed(self.session, profile_id, rename_id)

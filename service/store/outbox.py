@@ -10,6 +10,9 @@ from service.clock import utcnow
 from service.store.tables import FactRow, OutboxRow, QueryLogRow
 
 
+RENAME = "rename"  # entity of a profile's rename: entity_id is the profile_renames row naming the old name
+
+
 class Outbox:
     """Enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch)."""
 
@@ -27,6 +30,12 @@ class Outbox:
         if self.enabled:
             conn.execute(sa.insert(OutboxRow.__table__).values(  # type: ignore[attr-defined]
                 profile_id=profile_id, entity="fact", entity_id=fact_id, created_at=utcnow()))
+
+    def profile_renamed(self, session: Session, profile_id: int, rename_id: int) -> None:
+        """The profile's mirror moves to its new name: the mirror drops the indices named after the old one
+        (and any left under the new one) and rebuilds the profile from the canonical store."""
+        if self.enabled:
+            session.add(OutboxRow(profile_id=profile_id, entity=RENAME, entity_id=rename_id, created_at=utcnow()))
 
     def query_logged(self, session: Session, row: QueryLogRow) -> None:
         assert row.id is not None

@@ -50,6 +50,19 @@ class Profile(SQLModel, table=True):
     fact_seq: int = Field(default=0, sa_column=sa.Column(sa.BigInteger, nullable=False, server_default="0"))
 
 
+class ProfileRename(SQLModel, table=True):
+    """A profile's former name (`memory profile rename`): kept as history, and read by the OpenSearch mirror,
+    which drops the indices named after it (outbox entity "rename")."""
+
+    __tablename__ = "profile_renames"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    old_name: str = Field(sa_column=sa.Column(sa.String(63), nullable=False))
+    new_name: str = Field(sa_column=sa.Column(sa.String(63), nullable=False))
+    renamed_at: datetime = _ts()
+
+
 class Token(SQLModel, table=True):
     __tablename__ = "tokens"
 
@@ -90,6 +103,10 @@ class FactRow(SQLModel, table=True):
     change_seq: int = Field(default=0, sa_column=sa.Column(sa.BigInteger, nullable=False))
     # Set by `memory redact` (the record is a FactRedaction): title and text are markers, no vector, no index entry.
     redacted_at: Optional[datetime] = _ts(nullable=True)
+    # Set by `memory import` when the fact came from another profile's export: the uid it had in the document
+    # (taken in this store, so it was imported under a new uid), or the document's own copied_from. Never shown
+    # to clients; how a repeated import recognises the copy.
+    copied_from: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(40), nullable=True))
 
 
 class FactTag(SQLModel, table=True):
@@ -177,6 +194,8 @@ class QueryLogRow(SQLModel, table=True):
     latency_ms: float = Field(sa_column=sa.Column(sa.Float, nullable=False))
     created_at: datetime = _ts()
     day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
+    # Set by `memory import` when the row's id in the document was taken (it was renumbered): that id.
+    copied_from: Optional[int] = Field(default=None, sa_column=sa.Column(sa.Integer, nullable=True))
 
 
 class QueryLogResult(SQLModel, table=True):
@@ -216,8 +235,9 @@ class OutboxRow(SQLModel, table=True):
 
     id: Optional[int] = Field(default=None, primary_key=True)
     profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
-    entity: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))  # "fact" | "query"
-    entity_id: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))  # facts.id or query_log.id
+    entity: str = Field(sa_column=sa.Column(sa.String(16), nullable=False))  # "fact" | "query" | "rename"
+    # facts.id, query_log.id or profile_renames.id
+    entity_id: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))
     created_at: datetime = _ts()
     delivered_at: Optional[datetime] = _ts(nullable=True)
     attempts: int = Field(default=0, sa_column=sa.Column(sa.Integer, nullable=False, server_default="0"))

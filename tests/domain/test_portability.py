@@ -41,8 +41,8 @@ def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> 
         _rename(fact, "x")
     result = portability.import_profile(services.store, beta, moved)
     # The ids are taken by alpha's rows: imported under new ids, everything else kept.
-    assert result == {"imported": 2, "skipped": 0, "queries_imported": 2, "queries_skipped": 0,
-                      "queries_renumbered": 2}
+    assert result == {"imported": 2, "skipped": 0, "uids_remapped": 0, "queries_imported": 2,
+                      "queries_skipped": 0, "queries_renumbered": 2}
     rows = services.query_log.listing(beta, 10)
     assert [r["query"] for r in rows] == ["nothing like this", "deploy flux"]
     assert all(r["id"] > miss["id"] for r in rows)

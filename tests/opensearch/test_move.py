@@ -102,7 +102,7 @@ def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
     try:
         profile = destination.profiles.create("alpha")
         result = portability.import_profile(destination.store, profile, document)
-        assert result == {"imported": len(document["facts"]), "skipped": 0,
+        assert result == {"imported": len(document["facts"]), "skipped": 0, "uids_remapped": 0,
                           "queries_imported": len(document["queries"]), "queries_skipped": 0,
                           "queries_renumbered": 0}
         backend = destination.backend

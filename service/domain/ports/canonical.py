@@ -52,6 +52,11 @@ class Profiles(Protocol):
     def lock(self, profile_id: int) -> int:
         """Take the profile's write lock for this unit of work and return its next change sequence number."""
 
+    def rename(self, profile_id: int, old_name: str, new_name: str, at: datetime) -> int | None:
+        """Give the profile its new name and keep the former one (a rename record); returns the record's id,
+        or None when the new name was taken meanwhile (another process): the unit of work must be left by
+        raising."""
+
 
 class Tokens(Protocol):
     def new(self, *, token_id: str, profile_id: int, token_hash: str, created_at: datetime) -> TokenRecord: ...
@@ -82,6 +87,10 @@ class Facts(Protocol):
 
     def owners(self, uids: Iterable[str]) -> dict[str, int]:
         """uid -> profile id, for the uids that exist in any profile."""
+
+    def copies(self, profile_id: int) -> dict[str, str]:
+        """copied_from -> uid of the profile's facts imported from another profile's export (the oldest fact
+        when two name the same source)."""
 
     def recent(self, profile_id: int, *, limit: int, kind: str | None) -> list[FactRecord]:
         """Active facts, newest updated_at first."""
@@ -148,6 +157,9 @@ class QueryLogStore(Protocol):
     def texts(self, profile_id: int) -> Iterator[tuple[int, str]]:
         """(id, query) of every row of the profile, in id order, read a page at a time."""
 
+    def copies(self, profile_id: int) -> dict[int, list[datetime]]:
+        """copied_from -> created_at of the profile's rows imported under a new id (their id was taken)."""
+
     def kept_ids(self) -> None:
         """After rows were inserted with their own ids: new rows get ids past them."""
 
@@ -201,6 +213,10 @@ class Outbox(Protocol):
     def fact_changed(self, row: FactRecord) -> None: ...
 
     def query_logged(self, profile_id: int, query_id: int) -> None: ...
+
+    def profile_renamed(self, profile_id: int, rename_id: int) -> None:
+        """The profile's mirrored documents move to the new name (the mirror drops the old name's indices and
+        rebuilds the profile under the new one from the canonical store)."""
 
 
 class UnitOfWork(Protocol):

@@ -58,6 +58,7 @@ class FactRecord(Protocol):
     retired_day: date | None
     change_seq: int
     redacted_at: datetime | None  # set by `memory redact`: title and text are markers
+    copied_from: str | None  # set by `memory import`: the uid the fact had in the document it came from
 
 
 class RevisionRecord(Protocol):
@@ -101,6 +102,7 @@ class QueryLogRecord(Protocol):
     latency_ms: float
     created_at: datetime
     day: date
+    copied_from: int | None  # set by `memory import` when the row was renumbered: its id in the document
 
 
 class QueryResultRecord(Protocol):

@@ -73,9 +73,11 @@ class OpenSearchBackend:
     def search(self, request: SearchRequest) -> SearchHits:
         try:
             self._usable()
-            self.ensure_profile(request.profile)
-            found = self.searcher.search(request, dimension=self.dimension(),
-                                         pipeline_error=self.indices.pipeline_error)
+            try:
+                found = self._search(request)
+            except IndexMissing:  # dropped since this process built it (a rename freed the name, a lost
+                self._forget(request.profile)  # cluster): rebuilt from the canonical store, asked again
+                found = self._search(request)
             self.health.ok()
             return found
         except (BackendUnavailable, EmbeddingUnavailable) as exc:
@@ -85,6 +87,10 @@ class OpenSearchBackend:
                 kind=request.kind, tags=request.tags, vector=None))
             # The mirror is unavailable: answered lexically from the canonical store, counts unknown.
             return SearchHits(None, None, hits.hits, DEGRADED)
+
+    def _search(self, request: SearchRequest) -> SearchHits:
+        self.ensure_profile(request.profile)
+        return self.searcher.search(request, dimension=self.dimension(), pipeline_error=self.indices.pipeline_error)
 
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
         with self.db.read() as session:
@@ -181,6 +187,7 @@ class OpenSearchBackend:
                 return
             if not self._installed or not self.indices.installed():
                 self.install()  # before any index is created, or it would miss its mappings
+            self._settle_renames()  # a renamed profile's new name may hold an older profile's indices
             created = self.indices.ensure(profile)
             if created:
                 profile_id = self._profile_id(profile)
@@ -216,6 +223,7 @@ class OpenSearchBackend:
         try:
             if not self._installed:
                 self.install()
+            self._settle_renames()
             existing = self.indices.existing_aliases()
             for _, name in self.canonical.profiles():
                 if tpl.alias(tpl.FACTS, name) not in existing or tpl.alias(tpl.QUERIES, name) not in existing:
@@ -263,6 +271,12 @@ class OpenSearchBackend:
             self._forget(profile)
         elif isinstance(exc, BackendUnavailable) and not isinstance(exc, EmbeddingUnavailable):
             self.health.failed(short(exc))  # the cluster's failure; an embedder's says nothing about it
+
+    def _settle_renames(self) -> None:
+        """Follow `memory profile rename`: the old and new names' indices are dropped (and forgotten here);
+        the profile is rebuilt under its new name by ensure_profile, here or at its next use."""
+        for name in self.mirror.settle_renames(self.indices.drop_profile):
+            self._forget(name)
 
     def _forget(self, profile: str) -> None:
         with self._guard:

@@ -152,6 +152,14 @@ class IndexManager:
             with translated("delete old indices"):
                 self.client.indices.delete(index=",".join(indices), ignore_unavailable=True)
 
+    def drop_profile(self, profile: str) -> list[str]:
+        """Drop every index of both aliases of a profile name (a renamed profile's old name; what a new name
+        may have left from an earlier profile of that name). Derived copies only: the caller rebuilds the
+        profile under its current name from the canonical store."""
+        found = [index for entity in ENTITIES for index in self.versions(tpl.alias(entity, profile))]
+        self.delete(found)
+        return found
+
     def meta(self, alias: str) -> dict[str, Any]:
         """The mapping _meta of the index behind the alias ({} when absent)."""
         with translated("get mapping"):

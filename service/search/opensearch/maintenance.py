@@ -49,6 +49,7 @@ class MirrorMaintenance:
 
     def reindex(self, profile: ProfileRef, progress: Tick | None = None) -> dict[str, Any]:
         self.indices.install()
+        self.mirror.settle_renames(self.indices.drop_profile)  # a rename not followed yet: old indices go
         started = utcnow() - REPLAY_MARGIN
         facts_alias, queries_alias = tpl.alias(tpl.FACTS, profile.name), tpl.alias(tpl.QUERIES, profile.name)
         new_facts = self.indices.create(facts_alias, attach=False)
@@ -75,8 +76,10 @@ class MirrorMaintenance:
                 "replayed": replayed.delivered, "template_version": tpl.TEMPLATE_VERSION}
 
     def sync_profile(self, profile: ProfileRef) -> dict[str, int]:
-        """Make sure the profile's indices exist and hold every canonical row (after `memory import`)."""
+        """Make sure the profile's indices exist and hold every canonical row (after `memory import`, and
+        `memory profile rename`: the renames not followed yet are settled first)."""
         self.indices.install()
+        self.mirror.settle_renames(self.indices.drop_profile)
         self.indices.ensure(profile.name)
         counts = self.mirror.backfill(profile.id, profile.name, facts_index=tpl.alias(tpl.FACTS, profile.name),
                                       queries_index=tpl.alias(tpl.QUERIES, profile.name), aliases=True)

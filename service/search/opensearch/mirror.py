@@ -7,6 +7,9 @@
   whose index had to be created), each at its latest outbox id (0 when it has none).
 - replay: the outbox rows delivered since a moment (or still pending) again, into the live alias: what a
   reindex must add after its swap, for changes that reached the old index during the rebuild.
+- renames (`memory profile rename`, outbox entity "rename"): the indices of the old and the new name are
+  dropped before anything else is delivered; the caller then rebuilds the profile under its current name
+  (ensure + backfill), as for an index lost with the cluster.
 """
 
 from __future__ import annotations
@@ -59,6 +62,19 @@ class Mirror:
             if done.failed:
                 break  # the failing rows stay first in line; the worker retries with backoff
         return total
+
+    def settle_renames(self, drop: Callable[[str], list[str]]) -> list[str]:
+        """Follow the pending renames of every profile: `drop` each name involved (old and new; the renamed
+        profile is rebuilt under its current name by the caller), then mark them delivered. Returns the
+        names dropped, which the caller must no longer take as built."""
+        renames = self.canonical.pending_renames()
+        names = sorted({name for _, old, new in renames for name in (old, new)})
+        for name in names:
+            dropped = drop(name)
+            if dropped:
+                log.info("mirror: profile renamed, dropped %s", ", ".join(dropped))
+        self.canonical.delivered([outbox_id for outbox_id, _, _ in renames])
+        return names
 
     def replay(self, profile_id: int, profile: str, moment: datetime) -> Delivery:
         rows = self.canonical.since(profile_id, moment)
