@@ -1,6 +1,9 @@
 // Small DOM helpers and formatting (text only: user content is never parsed as HTML).
 // Children go into the page only through h, append and replace: they skip the "nothing" a conditional child
 // leaves (null, undefined, true/false from `cond && el`), which the DOM's own append would print as text.
+// An element given text with a word of LONG_WORD characters or more (a hash, uid, URL, long tag, or a title or
+// query without spaces) gets the class "long-words" (overflow-wrap: anywhere in app.css): that word breaks
+// where it must, so it never widens a table or the page, while ordinary words stay whole.
 // The formatters turn a missing or non-numeric value into "—", never into "null", "NaN" or "Invalid Date".
 
 export function h(tag, attrs = {}, ...children) {
@@ -22,11 +25,20 @@ export function h(tag, attrs = {}, ...children) {
 // Whether a child is "nothing": skipped rather than printed as "null", "undefined", "true" or "false".
 const nothing = (child) => child === null || child === undefined || typeof child === "boolean";
 
+export const LONG_WORD = 20;
+const longWord = new RegExp(`\\S{${LONG_WORD},}`);
+
 // Appends children (nodes, strings, numbers, nested arrays) to el, skipping nothing-children.
 export function append(el, ...children) {
   for (const child of children.flat(Infinity)) {
     if (nothing(child)) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    if (child instanceof Node) {
+      el.append(child);
+    } else {
+      const text = String(child);
+      if (longWord.test(text)) el.classList.add("long-words");
+      el.append(document.createTextNode(text));
+    }
   }
   return el;
 }
@@ -34,6 +46,7 @@ export function append(el, ...children) {
 // Replaces el's children (as append; no children empties el). Views draw themselves with this.
 export function replace(el, ...children) {
   el.replaceChildren();
+  el.classList.remove("long-words");
   return append(el, ...children);
 }
 
@@ -55,7 +68,7 @@ export function fmtTime(iso) {
   if (!iso) return "—";
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return String(iso);
-  return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  return `${d.toISOString().slice(0, 16).replace("T", " ")}\u00a0UTC`; // no break before UTC
 }
 
 export function fmtDay(iso) {
