@@ -61,7 +61,8 @@ def test_facts_as_of_a_date(base_url: str, seeded: Seeded, ui: PageSession) -> N
 def test_a_redacted_fact_shows_its_record(base_url: str, seeded: Seeded, ui: PageSession,
                                           services: Services) -> None:
     uid = seeded.uids["ci"]
-    text = rest(base_url, seeded.access, f"facts/{uid}")["fact"]["text"]
+    before = rest(base_url, seeded.access, f"facts/{uid}")["fact"]
+    text, title = before["text"], before["title"]
     RedactionService(services.store).redact(uid, reason="held a runner secret",
                                                                   operator="alice")
     page = ui.page
@@ -75,4 +76,5 @@ def test_a_redacted_fact_shows_its_record(base_url: str, seeded: Seeded, ui: Pag
     expect(notice).to_contain_text("alice")
     expect(notice).to_contain_text("held a runner secret")
     expect(page.get_by_test_id("redaction-sha")).to_have_text(hashlib.sha256(text.encode()).hexdigest())
+    expect(page.get_by_test_id("redaction-title-sha")).to_have_text(hashlib.sha256(title.encode()).hexdigest())
     expect(page.get_by_test_id("fact-status")).to_have_text("retired")

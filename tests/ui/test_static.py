@@ -120,3 +120,15 @@ def test_dashboard_modules_import_without_cycles() -> None:
     for name in sorted(graph):
         visit(name, ())
     assert not any("app.js" in targets for targets in graph.values()), "only index.html loads app.js"
+
+
+# The DOM's own child-writing methods print a conditional child's null/undefined/false as text; the dashboard's
+# modules write children only through dom.js (h, append, replace), which skip them.
+RAW_DOM_WRITES = re.compile(r"\.(?:append|prepend|before|after|replaceChildren|replaceWith|appendChild|insertBefore|"
+                            r"insertAdjacent\w+)\(|\.(?:textContent|innerText|innerHTML|outerHTML)\s*=")
+
+
+def test_children_are_written_only_through_the_dom_helpers() -> None:
+    found = {p.name: RAW_DOM_WRITES.findall(p.read_text()) for p in STATIC_DIR.glob("*.js") if p.name != "dom.js"}
+    assert {name: calls for name, calls in found.items() if calls} == {}
+    assert set(RAW_DOM_WRITES.findall((STATIC_DIR / "dom.js").read_text())) == {".append(", ".replaceChildren("}

@@ -1,6 +1,6 @@
 // Charts (uPlot): daily series and categories, sized to the page, destroyed on every render.
 
-import { $, fmtInt, h } from "./dom.js";
+import { append, fmtInt, h } from "./dom.js";
 import { state } from "./state.js";
 
 export const COLORS = {
@@ -32,7 +32,7 @@ export function chartHeight() {
 
 export function mount(chartOpts, data, container) {
   if (!window.uPlot) {
-    container.append(h("p", { class: "muted" }, "The chart library did not load; see the table below."));
+    append(container, h("p", { class: "muted" }, "The chart library did not load; see the table below."));
     return;
   }
   const width = Math.max(240, container.clientWidth || 600);

@@ -2,7 +2,7 @@
 
 import { lookupFact } from "./api.js";
 import { WINDOWS } from "./contract.js";
-import { $, factHref, fmtInt, h } from "./dom.js";
+import { $, append, factHref, fmtInt, h, replace } from "./dom.js";
 import { DAYS_KEY, state } from "./state.js";
 
 // Building blocks
@@ -73,10 +73,10 @@ export function factLabel(uid, { title = "", testid = "fact-label", showUid = fa
 export function fillFactLabel(label, link, fact, showUid) {
   link.dataset.resolved = fact ? "title" : "uid";
   if (!fact) return;
-  link.textContent = fact.title;
+  replace(link, fact.title);
   link.classList.remove("uid-text");
-  if (showUid) label.append(" ", h("span", { class: "uid-hint" }, fact.uid));
-  if (fact.status !== "active") label.append(" ", statusBadge(fact.status, "fact-label-status"));
+  if (showUid) append(label, " ", h("span", { class: "uid-hint" }, fact.uid));
+  if (fact.status !== "active") append(label, " ", statusBadge(fact.status, "fact-label-status"));
 }
 
 export function tagList(tags) {

@@ -3,7 +3,7 @@
 import { ApiError, api, profilePath } from "./api.js";
 import { card, empty, headerCell, statusBadge, table, tagList } from "./components.js";
 import { FACT_PAGE, KINDS, STATUSES } from "./contract.js";
-import { $, factHref, fmtTime, h } from "./dom.js";
+import { $, append, factHref, fmtTime, h, replace } from "./dom.js";
 import { asOfField, asOfFrom, asOfNotice, asOfParam, redactionNotice } from "./review.js";
 import { handleViewError } from "./session.js";
 import { state } from "./state.js";
@@ -91,9 +91,9 @@ export async function viewFacts(view, seq, params) {
         try {
           const next = await api(profilePath("facts"), { ...query, limit: FACT_PAGE, cursor });
           if (seq !== state.renderSeq) return;
-          tbody.append(...factRows(next.facts, filters.as_of));
+          append(tbody, factRows(next.facts, filters.as_of));
           shown += next.facts.length;
-          count.textContent = String(shown);
+          replace(count, String(shown));
           cursor = next.next_cursor;
           more.hidden = !cursor;
         } catch (exc) {
@@ -127,7 +127,8 @@ export async function viewFacts(view, seq, params) {
         "facts-empty",
       );
 
-  view.replaceChildren(
+  replace(
+    view,
     h("div", { class: "view-head" }, h("div", {}, h("h1", {}, "Facts"), h("p", { class: "muted" }, "Every fact of the profile, newest first. Nothing is ever deleted."))),
     filters.as_of ? asOfNotice(h, fmtTime, filters.as_of, "#/facts") : null,
     card("Filter", { id: "h-filter", class: "wide" }, form),
@@ -144,7 +145,8 @@ export async function viewFact(view, seq, uid, params) {
     detail = await api(profilePath(`facts/${encodeURIComponent(uid)}`), asOf ? { as_of: asOf } : {});
   } catch (exc) {
     if (seq === state.renderSeq && !(exc instanceof ApiError && exc.status === 401)) {
-      view.replaceChildren(
+      replace(
+        view,
         h("div", { class: "view-head" }, h("h1", {}, "Fact")),
         empty(`No fact to show for “${uid}”.`, "fact-missing"),
         h("p", {}, h("a", { href: "#/facts" }, "← Back to the facts")),
@@ -237,7 +239,8 @@ export async function viewFact(view, seq, uid, params) {
       : empty("No revisions: title, kind and tags were never changed in place.", "revisions-empty"),
   );
 
-  view.replaceChildren(
+  replace(
+    view,
     h("p", { class: "crumbs" }, h("a", { href: "#/facts" }, "← Facts")),
     h("div", { class: "view-head" }, h("div", {}, h("h1", { testid: "fact-title" }, f.title))),
     ...notices,

@@ -3,7 +3,7 @@
 
 import { api, profilePath } from "./api.js";
 import { card, empty, statusBadge, table, windowSelector } from "./components.js";
-import { factHref, fmtInt, fmtTime, h } from "./dom.js";
+import { factHref, fmtInt, fmtTime, h, replace } from "./dom.js";
 import { route } from "./nav.js";
 import { QUERY_COLUMNS, queryRow, showQueryDetail } from "./queries.js";
 import { state } from "./state.js";
@@ -140,7 +140,8 @@ export async function viewGaps(view, seq) {
   const days = state.days;
   const body = await api(profilePath("queries/gaps"), { days });
   if (seq !== state.renderSeq) return;
-  view.replaceChildren(
+  replace(
+    view,
     h(
       "div",
       { class: "view-head" },
@@ -169,7 +170,8 @@ export async function viewGapSearches(view, seq, params) {
     return tr;
   });
   const section = body.section === "retired_only" ? "only retired facts matched" : "nothing matched";
-  view.replaceChildren(
+  replace(
+    view,
     h("div", { class: "view-head" },
       h("div", {}, h("h1", {}, "Query log"),
         h("p", { class: "muted" }, `${body.from} – ${body.to} (UTC), ${body.days} days`))),

@@ -4,7 +4,7 @@ import { api, profilePath } from "./api.js";
 import { COLORS, categoryChart, dailyChart } from "./charts.js";
 import { card, empty, factLabel, meter, stat, table, windowSelector } from "./components.js";
 import { KINDS } from "./contract.js";
-import { fmtDay, fmtInt, h, pct } from "./dom.js";
+import { fmtDay, fmtInt, h, pct, replace } from "./dom.js";
 import { route } from "./nav.js";
 import { state } from "./state.js";
 
@@ -50,7 +50,8 @@ export async function viewOverview(view, seq) {
   const daily = dailyCard(summary);
   const buckets = bucketsCard(summary.match_buckets, summary.totals);
   const store = storeCard(stats, storeEmpty);
-  view.replaceChildren(
+  replace(
+    view,
     overviewHeader(summary, days),
     ...notices(summary.totals, storeEmpty, days),
     h("div", { class: "grid" }, totalsCard(summary.totals), daily.card, buckets.card, topQueriesCard(summary.top_queries),
@@ -86,13 +87,14 @@ function notices(t, storeEmpty, days) {
 
 // Totals
 function totalsCard(t) {
+  const known = t.searches - (t.unknown_matched || 0); // searches whose matched count is known
   const totals = h(
     "div",
     { class: "stats-row", testid: "totals" },
     stat("searches", t.searches, "total-searches"),
     stat("zero-match searches", t.zero_match, "total-zero-match", {
       class: t.zero_match ? "miss" : "",
-      note: t.searches ? `${pct(t.zero_match, t.searches - t.unknown_matched)} of known` : null,
+      note: known > 0 ? `${pct(t.zero_match, known)} of known` : null,
       title: "Searches that handed the agent nothing: what memory did not know.",
     }),
     stat("unknown match count", t.unknown_matched, "total-unknown", {

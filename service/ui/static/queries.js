@@ -3,7 +3,7 @@
 import { api, profilePath } from "./api.js";
 import { card, empty, factLabel, statusBadge, table } from "./components.js";
 import { QUERY_LIMITS } from "./contract.js";
-import { $, factHref, fmtInt, fmtMs, fmtScore, fmtTime, h } from "./dom.js";
+import { $, factHref, fmtInt, fmtMs, fmtScore, fmtTime, h, replace } from "./dom.js";
 import { route } from "./nav.js";
 import { handleViewError, hideError } from "./session.js";
 import { state } from "./state.js";
@@ -86,7 +86,8 @@ export async function viewQueries(view, seq, selectedId) {
     if (selectedId && String(q.id) === String(selectedId)) tr.classList.add("selected");
     return tr;
   });
-  view.replaceChildren(
+  replace(
+    view,
     h(
       "div",
       { class: "view-head" },
@@ -115,7 +116,7 @@ export async function showQueryDetail(slot, id, seq) {
     return;
   }
   if (seq !== state.renderSeq) return;
-  slot.replaceChildren(queryDetailCard(row));
+  replace(slot, queryDetailCard(row));
   slot.scrollIntoView({ block: "nearest" });
 }
 

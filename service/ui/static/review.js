@@ -43,16 +43,24 @@ export function asOfNotice(h, fmtTime, asOf, nowHref) {
   );
 }
 
-// Who removed this fact's words, when and why (`memory redact`); null when it was never redacted.
+// A count of the record, or "—" when the record lacks it.
+const count = (n) => (Number.isInteger(n) ? String(n) : "—");
+
+// Who removed this fact's words, when and why (`memory redact`), and the SHA-256 of the removed text and title
+// (64 hex digits each: they wrap on a phone); null when it was never redacted.
 export function redactionNotice(h, fmtTime, redaction) {
   if (!redaction) return null;
+  const hash = (label, value, testid) =>
+    value && h("div", { class: "muted small" }, `SHA-256 of the removed ${label}: `, h("code", { testid }, value));
   return h(
     "div",
     { class: "notice retired", testid: "redaction-notice" },
     h("strong", {}, "Redacted. "),
-    `Its title and text were removed on ${fmtTime(redaction.redacted_at)} by ${redaction.operator}: ${redaction.reason}. `,
-    `${redaction.queries_redacted} search(es) and ${redaction.revisions_redacted} earlier title(s) were redacted with it. `,
-    h("span", { class: "muted small" }, "SHA-256 of the removed text: ",
-      h("code", { testid: "redaction-sha" }, redaction.text_sha256)),
+    `Its title and text were removed on ${fmtTime(redaction.redacted_at)} by ${redaction.operator || "—"}: ` +
+      `${redaction.reason || "—"}. `,
+    `${count(redaction.queries_redacted)} search(es) and ${count(redaction.revisions_redacted)} earlier title(s) ` +
+      "were redacted with it.",
+    hash("text", redaction.text_sha256, "redaction-sha"),
+    hash("title", redaction.title_sha256, "redaction-title-sha"),
   );
 }

@@ -2,7 +2,7 @@
 
 import { ApiError, api } from "./api.js";
 import { destroyCharts } from "./charts.js";
-import { $ } from "./dom.js";
+import { $, replace } from "./dom.js";
 import { route } from "./nav.js";
 import { clearAuth, saveAuth, state } from "./state.js";
 
@@ -10,7 +10,7 @@ import { clearAuth, saveAuth, state } from "./state.js";
 
 export function showError(message) {
   const banner = $("[data-testid=error-banner]");
-  $("[data-testid=error-message]").textContent = message;
+  replace($("[data-testid=error-message]"), message);
   banner.hidden = false;
 }
 
@@ -19,7 +19,7 @@ export function hideError() {
 }
 
 export function describeError(exc) {
-  if (!(exc instanceof ApiError)) return `Unexpected error: ${exc && exc.message ? exc.message : exc}`;
+  if (!(exc instanceof ApiError)) return `Unexpected error: ${exc && exc.message ? exc.message : String(exc ?? "no detail")}`;
   if (exc.status === 0) return exc.message;
   return `${exc.message} (HTTP ${exc.status}${exc.code ? `, ${exc.code}` : ""})`;
 }
@@ -34,7 +34,7 @@ export function unauthorizedMessage(profile, exc) {
 export function showLogin(prefillProfile) {
   state.renderSeq += 1; // a view still loading must not draw over the login form
   destroyCharts();
-  $("#view").replaceChildren();
+  replace($("#view"));
   $("#view").removeAttribute("aria-busy");
   $("[data-testid=nav]").hidden = true;
   $("[data-testid=session]").hidden = true;
@@ -49,7 +49,7 @@ export function showApp() {
   $("[data-testid=login]").hidden = true;
   $("[data-testid=nav]").hidden = false;
   $("[data-testid=session]").hidden = false;
-  $("[data-testid=profile-name]").textContent = state.auth.profile;
+  replace($("[data-testid=profile-name]"), state.auth.profile);
 }
 
 export async function onLogin(event) {
