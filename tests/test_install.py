@@ -5,6 +5,8 @@ metadata requires sentence-transformers, and so torch)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -81,3 +83,16 @@ def test_scale_out_settings_without_the_extra_name_it(monkeypatch: pytest.Monkey
     message = describe_error(caught.value)
     assert "MEMORY_DATABASE_URL=postgresql needs psycopg; MEMORY_SEARCH=opensearch needs opensearch-py" in message
     assert "pip install '.[scale-out]'" in message and "\n" not in message
+
+
+def test_the_package_builds_without_setuptools_warnings(tmp_path: Path) -> None:
+    """Issue 24: `make run` printed ~55 setuptools deprecation lines about the license table. The license is
+    an SPDX expression (PEP 639) with its file, and building the wheel warns about nothing."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    output = build.stdout + build.stderr
+    assert "Deprecat" not in output and "license" not in output.lower(), output

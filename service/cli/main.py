@@ -7,13 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from service.cli import maintenance, redact
+from service.cli import help_types, maintenance, redact
 from service.cli.output import console, emit, failures
 from service.config import Settings
 from service.container import build_database, build_embedder, build_store, mirror_maintenance
 from service.domain.profiles import ProfileService
 from service.errors import BackendUnavailable
 
+help_types.install()
 app = typer.Typer(help="Agent memory service.", no_args_is_help=True, add_completion=False)
 profile_app = typer.Typer(help="Create, list and rename profiles.", no_args_is_help=True)
 token_app = typer.Typer(help="Issue, list and revoke bearer tokens.", no_args_is_help=True)

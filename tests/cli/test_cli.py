@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,19 @@ def test_failures_are_one_line_and_exit_1(env: dict[str, str], args: tuple[str, 
         assert message in out and len(out.strip().splitlines()) == 1
         code, out = run(*args, "--json")
         assert code == 1 and message in json.loads(out)["error"]["message"]
+
+
+COMMANDS = [["serve"], ["profile", "create"], ["profile", "list"], ["profile", "rename"], ["token", "issue"],
+            ["token", "list"], ["token", "revoke"], ["reindex"], ["check"], ["export"], ["import"], ["redact"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_names_what_each_option_takes(command: list[str]) -> None:
+    """Issue 24: typer printed `<bool>` beside every flag (--help included) and `<str>` for text."""
+    result = CliRunner().invoke(app, [*command, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert not re.search(r"<(bool|str|int|float|list\[\w+\]|Path)>", result.output), result.output
+    help_line = next(line for line in result.output.splitlines() if "--help" in line)
+    assert re.search(r"--help\s+Show this message", help_line), help_line  # a flag takes no value
+    if "--json" in result.output:
+        assert re.search(r"--json\s+Print one JSON", result.output)
