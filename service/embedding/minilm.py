@@ -30,7 +30,7 @@ import numpy as np
 
 from service.errors import EmbeddingUnavailable
 from service.embedding.exit_guard import join_at_exit, model_work
-from service.embedding.model_files import locate, read_vocabulary
+from service.embedding.model_files import ModelFilesMissing, locate, read_vocabulary
 
 if TYPE_CHECKING:
     from service.config import Settings
@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
+# Missing model files are looked for again this often (by /readyz, a search, a write): installed while the
+# service runs, they are picked up without a restart.
+RETRY_MISSING_SECONDS = 5.0
+NOTICED = "the service picks them up within 5 s of their install, no restart needed"
 BATCH_SIZE = 32
 QUERY_CACHE_SIZE = 1024
 
@@ -97,6 +101,7 @@ class MiniLMEmbedder:
         self._model: Any = None  # OnnxMiniLM | TorchMiniLM once loaded
         self._state = "not_loaded"
         self._error: str | None = None
+        self._missing_since: float | None = None  # monotonic time of the last look that found no files
         self._load_seconds: float | None = None
         self._load_lock = threading.Lock()
         self._start_lock = threading.Lock()  # separate, so start() never waits for a load in progress
@@ -125,6 +130,11 @@ class MiniLMEmbedder:
         return self._model is not None
 
     def status(self) -> dict[str, Any]:
+        if self._retry_due():  # weights installed since? /readyz is what an operator watches
+            with self._start_lock:
+                if self._retry_due():
+                    self._state, self._error, self._missing_since, self._thread = "not_loaded", None, None, None
+            self.start()
         status: dict[str, Any] = {
             "embedder": "minilm",
             "state": self._state,
@@ -173,13 +183,19 @@ class MiniLMEmbedder:
         with self._load_lock:
             if self._model is not None:
                 return self._model
-            if self._error is not None:
+            if self._error is not None and not self._retry_due():
                 raise EmbeddingUnavailable(self._error)
+            self._error, self._missing_since = None, None
             self._state = "loading"
             started = time.perf_counter()
             try:
                 with model_work():  # an exit waits for the load instead of crashing the process
                     model = self._load()
+            except ModelFilesMissing as exc:
+                self._fail(f"{exc} ({NOTICED})")
+                self._missing_since = time.monotonic()
+                _warn_missing(str(exc))
+                raise EmbeddingUnavailable(self._error or str(exc)) from exc
             except EmbeddingUnavailable as exc:
                 self._fail(str(exc))
                 raise
@@ -195,6 +211,11 @@ class MiniLMEmbedder:
     def _fail(self, message: str) -> None:
         self._error = message
         self._state = "error"
+
+    def _retry_due(self) -> bool:
+        """The last load found no model files, long enough ago to look again."""
+        since = self._missing_since
+        return since is not None and time.monotonic() - since >= RETRY_MISSING_SECONDS
 
     def _load(self) -> Any:
         model_dir = locate(self._model_dir)
@@ -216,6 +237,19 @@ class MiniLMEmbedder:
         except Exception as exc:  # noqa: BLE001
             raise EmbeddingUnavailable(f"{MODEL_ID} failed to embed: {type(exc).__name__}: {_one_line(exc)}") from exc
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+_warned: set[str] = set()
+
+
+def _warn_missing(message: str) -> None:
+    """Once per message and process, loudly: without the weights every search runs by words only."""
+    if message in _warned:
+        return
+    _warned.add(message)
+    rule = "!" * 78
+    log.warning("\n%s\n%s\nUntil then searches run by words only (mode degraded, matched_count null) and new facts "
+                "are embedded later; %s.\n%s", rule, message, NOTICED, rule)
 
 
 def _one_line(exc: BaseException) -> str:

