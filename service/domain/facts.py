@@ -196,7 +196,7 @@ class FactService:
             return uow.facts.count(profile.id, status)
 
     def get(self, profile: ProfileRef, uid: str) -> FactDetail:
-        uid = validation.uid(uid)  # a NUL is a 400 on both stores (PostgreSQL could not even compare it)
+        validation.no_nul(uid, "uid")  # a 400 on both stores (PostgreSQL cannot even compare it); else 404
         with self.store.read() as uow:
             row = uow.facts.get(profile.id, uid)
             if row is None:

@@ -12,7 +12,7 @@ from service.contract import (
 from service.errors import InvalidInput
 
 
-def _no_nul(value: str, param: str) -> str:
+def no_nul(value: str, param: str) -> str:
     """PostgreSQL cannot store NUL in text and SQLite can: refused on both, so both stores keep the same."""
     if "\x00" in value:
         raise InvalidInput(f"{param} must not contain NUL characters (\\x00)", param=param)
@@ -31,7 +31,7 @@ def profile_name(name: str) -> str:
 
 def _sized(value: str, param: str, maximum: int, advice: str = "") -> str:
     """Trimmed, 1 to `maximum` characters, no NUL."""
-    cleaned = _no_nul(value.strip(), param) if isinstance(value, str) else ""
+    cleaned = no_nul(value.strip(), param) if isinstance(value, str) else ""
     if not 1 <= len(cleaned) <= maximum:
         raise InvalidInput(f"{param} must be 1-{maximum} characters (got {len(cleaned)}){advice}", param=param)
     return cleaned
@@ -91,7 +91,7 @@ def reason(value: str | None) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidInput("reason must be a string", param="reason")
-    cleaned = _no_nul(value.strip(), "reason")
+    cleaned = no_nul(value.strip(), "reason")
     if len(cleaned) > REASON_MAX:
         raise InvalidInput(f"reason must be at most {REASON_MAX} characters", param="reason")
     return cleaned or None
@@ -104,7 +104,7 @@ def bounded_int(value: int, *, low: int, high: int, param: str) -> int:
 
 
 def uid(value: str) -> str:
-    cleaned = _no_nul(value.strip(), "uid") if isinstance(value, str) else ""
+    cleaned = no_nul(value.strip(), "uid") if isinstance(value, str) else ""
     if not cleaned or len(cleaned) > UID_MAX:
         raise InvalidInput("uid must be a fact uid as returned by memory_write or memory_search", param="uid")
     return cleaned

@@ -88,7 +88,9 @@ def list_facts(
 @router.get("/api/{profile}/facts/{uid}", response_model=None, responses={**ok(FactBody), **authenticated(404)})
 def get_fact(
     profile: ProfileDep, svc: ServicesDep,
-    uid: Annotated[str, Path(min_length=1, max_length=UID_MAX, description=f"A fact uid (at most {UID_MAX} characters).")],
+    uid: Annotated[str, Path(min_length=1, max_length=UID_MAX, description=f"A fact uid (at most {UID_MAX} characters, "
+                                  "no NUL)."), WithJsonSchema({"type": "string", "minLength": 1, "maxLength": UID_MAX,
+                                                               "pattern": "^[^\u0000]+$"})],
     as_of: AsOfQuery = None,
 ) -> dict[str, Any]:
     """One fact with its revisions, its whole supersession chain (oldest first) and its redaction, if any.
