@@ -1,7 +1,7 @@
 """A real single-node OpenSearch for the tests, built from Maven Central artifacts only (no Docker, no other site).
 
     python -m tests.support.opensearch_node build     # fetch + lay out once (cached), print where
-    python -m tests.support.opensearch_node run       # build if needed, start, print the URL, stop on Ctrl-C
+    python -m tests.support.opensearch_node run       # build if needed, start, print the URL; Ctrl-C/SIGTERM stop it
     make opensearch                                    # the same as `run`
 
 What it does, in order:
@@ -14,9 +14,16 @@ What it does, in order:
    and reused by every later run; a half-built tree is never used (built under a temporary name, then renamed).
 3. Run (`Node`): a fresh directory per node holds its config (a copy of the distribution's, plus a minimal
    single-node opensearch.yml: loopback only, no security plugin, disk watermarks off, a fixed heap), data and
-   logs. Started as the unprivileged user RUN_AS when we are root (OpenSearch refuses root), daemonised with a
-   PID file, waited on until the cluster is green; stopped by that PID. A stopped node can start again on the
-   same data and port (the outage tests do that).
+   logs. Started as the unprivileged user RUN_AS when we are root (OpenSearch refuses root), in the foreground
+   under a supervisor of its own (4.), waited on until the cluster is green; stopped by its PID (OpenSearch's
+   PID file). A stopped node can start again on the same data and port (the outage tests do that).
+4. Never outlive the starter: the JVM is the child of a small supervisor (`supervise`: this file run with
+   `python -I`) whose stdin is a pipe only the starting process holds. When that process dies, however it
+   dies (SIGKILL too), the pipe reads EOF and the supervisor stops the JVM (SIGTERM, SIGKILL after
+   ORPHAN_STOP_TIMEOUT) and removes the node's directory; were the supervisor itself killed, the kernel
+   SIGKILLs the JVM (PR_SET_PDEATHSIG, set in the launcher after it became RUN_AS). The runner (`run`,
+   `make opensearch`) stops its node on SIGINT, SIGTERM and SIGHUP. (The node used to be daemonised: a
+   runner killed by SIGTERM, or a killed test session, left its JVM running.)
 
 Why these pieces: the `hybrid` query and the normalization-processor come from neural-search, knn_vector and
 radial search from k-NN (which extends lang-painless), the facts analyzer's pattern_replace, asciifolding and
@@ -34,6 +41,7 @@ import glob
 import json
 import os
 import pwd
+import select
 import shutil
 import signal
 import socket
@@ -44,8 +52,10 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 VERSION = "2.19.1"  # the one pin: core, modules and plugins (plugins are VERSION + ".0")
 PLUGIN_VERSION = f"{VERSION}.0"
@@ -53,6 +63,7 @@ PLUGINS = ("opensearch-knn", "neural-search")  # install order: neural-search ex
 RUN_AS = "memory-opensearch"  # the unprivileged user a root caller runs the node as
 HEAP = "512m"  # fits 2 cores / 24 GB next to the tests; the test indices are small
 START_TIMEOUT = 180.0
+ORPHAN_STOP_TIMEOUT = 30.0  # an orphaned node gets SIGTERM, then SIGKILL after this long
 POM = Path(__file__).with_name("opensearch") / "pom.xml"
 
 # The two modules the full distribution ships and the integ-test zip does not: name -> (class, extends).
@@ -193,14 +204,37 @@ def _run_as_user() -> pwd.struct_passwd | None:
         return pwd.getpwnam(RUN_AS)
 
 
+def _alive(pid: int) -> bool:
+    """`pid` exists and is not a zombie (a dead JVM waiting to be reaped is not running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()  # no procfs: trust kill(0)
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 @dataclass
 class Node:
-    """One single-node cluster on loopback: `start()`, `stop()`, and `start()` again on the same data."""
+    """One single-node cluster on loopback: `start()`, `stop()`, and `start()` again on the same data.
+
+    The JVM runs under a supervisor process of this module (see `supervise`): it lives as long as this
+    object's process does (and as long as this object: dropping it closes the supervisor's pipe).
+    """
 
     directory: Path
     distribution: Path = Path()
     port: int = field(default_factory=_free_port)
     transport_port: int = field(default_factory=_free_port)
+    ephemeral: bool = False  # a directory of create()'s own: removed by the supervisor if we die
+    _supervisor: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -218,7 +252,8 @@ class Node:
     def create(cls, distribution: Path) -> Node:
         base = cache_dir() / "nodes"
         base.mkdir(parents=True, exist_ok=True)
-        node = cls(directory=Path(tempfile.mkdtemp(prefix="node-", dir=base)), distribution=distribution)
+        node = cls(directory=Path(tempfile.mkdtemp(prefix="node-", dir=base)), distribution=distribution,
+                   ephemeral=True)
         config = node.directory / "config"
         shutil.copytree(distribution / "config", config)
         (node.directory / "data").mkdir()
@@ -248,11 +283,13 @@ class Node:
         user = _run_as_user()
         if user is not None:
             for path in [node.directory, *node.directory.rglob("*")]:
-                os.chown(path, user.pw_uid, user.pw_gid)
+                os.chown(path, user.pw_uid, user.pw_gid, follow_symlinks=False)
         return node
 
     def start(self, timeout: float = START_TIMEOUT) -> None:
         """Start the node and wait until the cluster is green; raises NodeUnavailable with the log's tail."""
+        if self.running():
+            raise NodeUnavailable(f"the node in {self.directory} already runs")
         self.pid_file.unlink(missing_ok=True)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -260,23 +297,33 @@ class Node:
             "OPENSEARCH_PATH_CONF": str(self.directory / "config"),
             "OPENSEARCH_TMPDIR": str(self.directory / "tmp"),
         }
-        command = [str(self.distribution / "bin" / "opensearch"), "-d", "-p", str(self.pid_file)]
+        # In the foreground (-q: no console logging; the log file has it all) under a supervisor of our own.
+        command = [str(self.distribution / "bin" / "opensearch"), "-q", "-p", str(self.pid_file)]
+        supervisor = [sys.executable, "-I", str(Path(__file__).resolve()), "supervise"]
         if _run_as_user() is not None:
-            command = ["runuser", "-u", RUN_AS, "--", "env", *[f"{k}={v}" for k, v in env.items()], *command]
+            supervisor += ["--user", RUN_AS]
+        if self.ephemeral:
+            supervisor += ["--remove-when-orphaned", str(self.directory)]
         with open(self.directory / "start.out", "ab") as out:
-            result = subprocess.run(command, cwd=self.directory, env=dict(os.environ, **env), stdout=out,
-                                    stderr=subprocess.STDOUT, timeout=timeout)
-        if result.returncode != 0:
-            raise NodeUnavailable(f"OpenSearch did not start (exit {result.returncode}):\n{self.tail()}")
+            self._supervisor = subprocess.Popen(
+                [*supervisor, "--", *command], stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                cwd=self.directory, env=dict(os.environ, **env),
+                start_new_session=True)  # a Ctrl-C at the terminal reaches us, who stop it cleanly
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._green():
-                return
-            if self.pid_file.exists() and not self.running():
-                break
-            time.sleep(0.5)
+        try:
+            while time.monotonic() < deadline:
+                if self._green():
+                    return
+                if self._supervisor.poll() is not None:  # the JVM exited
+                    break
+                time.sleep(0.5)
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM turned into KeyboardInterrupt): no half-started node
+            self.stop()
+            raise
+        exited = self._supervisor.poll()
         self.stop()
-        raise NodeUnavailable(f"OpenSearch was not green within {timeout:.0f} s:\n{self.tail()}")
+        reason = f"exited ({exited})" if exited is not None else f"was not green within {timeout:.0f} s"
+        raise NodeUnavailable(f"OpenSearch {reason}:\n{self.tail()}")
 
     def _green(self) -> bool:
         try:
@@ -292,36 +339,45 @@ class Node:
         except (OSError, ValueError):
             return None
 
+    def supervisor_pid(self) -> int | None:
+        if self._supervisor is None or self._supervisor.poll() is not None:
+            return None
+        return self._supervisor.pid
+
     def running(self) -> bool:
-        pid = self.pid()
-        if pid is None:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
+        if self.supervisor_pid() is not None:
             return True
-        return True
+        pid = self.pid()
+        return pid is not None and _alive(pid)
 
     def stop(self, timeout: float = 60.0, *, sig: signal.Signals = signal.SIGTERM) -> None:
         """`sig` (SIGTERM: a clean shutdown) by PID, SIGKILL if it lingers; the data stays for a later start()."""
         pid = self.pid()
-        if pid is None:
-            return
+        supervisor = self._supervisor
         try:
-            os.kill(pid, sig)
+            if pid is not None and _alive(pid):
+                os.kill(pid, sig)
+            elif supervisor is not None and supervisor.poll() is None:
+                supervisor.send_signal(signal.SIGTERM)  # no PID file yet: the supervisor stops its JVM
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and self.running():
+                time.sleep(0.2)
+            if self.running():
+                if pid is not None and _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+                if supervisor is not None and supervisor.poll() is None:
+                    supervisor.kill()  # its JVM gets SIGKILL too (parent-death signal)
+                while self.running():
+                    time.sleep(0.1)
         except ProcessLookupError:
+            pass
+        finally:
+            if supervisor is not None:
+                if supervisor.stdin is not None:
+                    supervisor.stdin.close()
+                supervisor.wait()
+            self._supervisor = None
             self.pid_file.unlink(missing_ok=True)
-            return
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.running():
-            time.sleep(0.2)
-        if self.running():
-            os.kill(pid, signal.SIGKILL)
-            while self.running():
-                time.sleep(0.1)
-        self.pid_file.unlink(missing_ok=True)
 
     def remove(self) -> None:
         self.stop()
@@ -340,32 +396,136 @@ def start_node(progress=print) -> Node:  # noqa: ANN001 - a print-like callable
     distribution = build(progress)
     node = Node.create(distribution)
     started = time.monotonic()
-    node.start()
+    try:
+        node.start()
+    except BaseException:
+        node.remove()
+        raise
     progress(f"OpenSearch {VERSION} green at {node.url} after {time.monotonic() - started:.1f} s")
     return node
 
 
+# --- the supervisor: the JVM's parent, so that no JVM outlives what started it ------------------------------
+
+PR_SET_PDEATHSIG = 1
+
+
+def _parent_death_signal() -> Callable[[int], None]:
+    """A function for the JVM's launcher, between fork and exec (after the switch to RUN_AS, which would
+    clear it): the kernel sends the signal when the launcher's parent, the supervisor, dies. Linux only;
+    elsewhere a no-op. libc is loaded here, before the fork: the child, already RUN_AS, may not be allowed
+    to read Python's own files (under /root, say) to import ctypes."""
+    if not sys.platform.startswith("linux"):
+        return lambda _sig: None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return lambda sig: prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def supervise(argv: list[str]) -> int:
+    """`python -I opensearch_node.py supervise [--user NAME] [--remove-when-orphaned DIR] -- COMMAND…`
+
+    Started by Node.start() with a pipe as stdin whose other end only the starting process holds. Runs
+    COMMAND (OpenSearch in the foreground, which execs its JVM) as its child, as NAME, and:
+    - exits with the JVM's status when the JVM exits (stopped by its PID, or crashed);
+    - SIGTERM/SIGINT/SIGHUP to the supervisor: SIGTERM to the JVM, SIGKILL after ORPHAN_STOP_TIMEOUT;
+    - EOF on stdin, i.e. the starting process died however it died (SIGKILL included) or dropped its Node:
+      the same, then removes DIR (nobody else is left to);
+    - the supervisor itself killed: the kernel SIGKILLs the JVM (PR_SET_PDEATHSIG, set in the launcher).
+    Polls every 0.25 s; no threads, so preexec_fn is safe here."""
+    user = remove = None
+    while argv and argv[0] != "--":
+        option, value, argv = argv[0], argv[1], argv[2:]
+        if option == "--user":
+            user = value
+        elif option == "--remove-when-orphaned":
+            remove = value
+        else:
+            raise SystemExit(f"supervise: unknown option {option}")
+    command = argv[1:]
+    me = os.getpid()
+    die_with_parent = _parent_death_signal()
+
+    def launcher_setup() -> None:
+        die_with_parent(signal.SIGKILL)
+        if os.getppid() != me:  # the supervisor died before the line above: do not start at all
+            os._exit(1)
+
+    options: dict[str, Any] = {}
+    env = dict(os.environ)
+    if user is not None:
+        account = pwd.getpwnam(user)
+        options = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+        env.update(HOME=account.pw_dir, USER=user, LOGNAME=user)
+    stop_requested: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop_requested.append(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, env=env, preexec_fn=launcher_setup, **options)
+    print(f"[supervisor {me}] started {command[0]} as pid {child.pid}", flush=True)
+    orphaned = False
+    while child.poll() is None and not stop_requested:
+        ready, _, _ = select.select([0], [], [], 0.25)
+        if ready and not os.read(0, 4096):
+            orphaned = True
+            break
+    if child.poll() is None:
+        why = "the starting process is gone" if orphaned else f"signal {stop_requested[0]}"
+        print(f"[supervisor {me}] {why}: stopping the JVM", flush=True)
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(ORPHAN_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    if orphaned and remove:
+        shutil.rmtree(remove, ignore_errors=True)
+    code = child.returncode
+    return 128 - code if code < 0 else code
+
+
 def main(argv: list[str]) -> int:
-    command = argv[0] if argv else "run"
+    command, flags = (argv[0], argv[1:]) if argv else ("run", [])
+    if command == "supervise":
+        return supervise(flags)
+    if command not in ("build", "run") or flags:
+        print("usage: python -m tests.support.opensearch_node [build|run]", file=sys.stderr)
+        return 2
     try:
         if command == "build":
             print(build())
             return 0
-        if command == "run":
-            node = start_node()
-            print(f"OPENSEARCH_URL={node.url}  (Ctrl-C stops it; data in {node.directory})", flush=True)
-            try:
-                signal.pause()
-            except KeyboardInterrupt:
-                pass
-            finally:
-                node.remove()
-            return 0
+        return _run()
     except NodeUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print("usage: python -m tests.support.opensearch_node [build|run]", file=sys.stderr)
-    return 2
+
+
+def _run() -> int:
+    """Start a node, print its URL, stop it on Ctrl-C, SIGTERM or SIGHUP (and, through its supervisor,
+    when this process dies any other way)."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+    node = None
+    try:
+        node = start_node()
+        print(f"OPENSEARCH_URL={node.url}  (Ctrl-C or SIGTERM stops it; data in {node.directory})", flush=True)
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean stop short
+        if node is not None:
+            node.remove()
 
 
 if __name__ == "__main__":
