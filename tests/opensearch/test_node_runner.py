@@ -4,7 +4,8 @@
 then stopped in each way it can end: SIGINT (Ctrl-C), SIGTERM, SIGKILL of the runner itself (no goodbye:
 the node's own supervisor notices), and a pytest session holding the `real_opensearch` node killed with
 SIGKILL. Each time the node's JVM must be gone within GONE_WITHIN seconds, and its directory removed. One
-more: the supervisor itself killed with SIGKILL takes its JVM along (the JVM's parent-death signal).
+more: the supervisor itself killed with SIGKILL takes its JVM along (the JVM's parent-death signal). And
+`run --secured` prints a URL, CA, admin credentials and admin certificate that work, and stops on SIGTERM.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from opensearchpy import OpenSearch
 
 from tests.support import opensearch_node
 
@@ -135,9 +137,10 @@ def started() -> Iterator[list[Started]]:
         shutil.rmtree(run.directory, ignore_errors=True)
 
 
-def run_node(started: list[Started]) -> Started:
-    """`python -m tests.support.opensearch_node run` until it prints the URL; its node's directory and JVM."""
-    process = subprocess.Popen([sys.executable, "-m", "tests.support.opensearch_node", "run"], cwd=REPO,
+def run_node(started: list[Started], *flags: str) -> tuple[Started, dict[str, str]]:
+    """`python -m tests.support.opensearch_node run` until it prints the URL: its node's directory and JVM,
+    and the NAME=value lines it printed."""
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.opensearch_node", "run", *flags], cwd=REPO,
                                env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     lines = Lines(process)
@@ -150,13 +153,14 @@ def run_node(started: list[Started]) -> Started:
     run = Started(process, directory, jvm_of(directory))
     started.append(run)
     assert is_opensearch(run.jvm)
-    return run
+    printed = dict(line.split("  ")[0].split("=", 1) for line in lines.seen if line.startswith("OPENSEARCH_"))
+    return run, printed
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_to_the_runner_stops_the_jvm(distribution: Path, started: list[Started],
                                               sig: signal.Signals) -> None:
-    run = run_node(started)
+    run, _ = run_node(started)
     run.process.send_signal(sig)
     took = wait_gone(run.jvm)
     assert run.process.wait(GONE_WITHIN) == 0  # a clean stop, not a death by the signal
@@ -164,8 +168,32 @@ def test_a_signal_to_the_runner_stops_the_jvm(distribution: Path, started: list[
     print(f"{sig.name}: JVM gone after {took:.1f} s")
 
 
+def test_run_secured_prints_how_to_connect_and_sigterm_stops_it(started: list[Started]) -> None:
+    try:
+        opensearch_node.build(secured=True)
+    except opensearch_node.NodeUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"the secured node cannot be built: {exc}")
+        pytest.skip(f"the secured node cannot be built here: {exc}")
+    run, printed = run_node(started, "--secured")
+    assert printed["OPENSEARCH_URL"].startswith("https://")
+    client = OpenSearch(hosts=[printed["OPENSEARCH_URL"]], use_ssl=True, verify_certs=True,
+                        ca_certs=printed["OPENSEARCH_CA"],
+                        http_auth=(printed["OPENSEARCH_USER"], printed["OPENSEARCH_PASSWORD"]))
+    assert client.cluster.health()["status"] == "green"
+    mtls = OpenSearch(hosts=[printed["OPENSEARCH_URL"]], use_ssl=True, verify_certs=True,
+                      ca_certs=printed["OPENSEARCH_CA"], client_cert=printed["OPENSEARCH_CLIENT_CERT"],
+                      client_key=printed["OPENSEARCH_CLIENT_KEY"])
+    assert mtls.info()["version"]["number"] == opensearch_node.VERSION
+    run.process.send_signal(signal.SIGTERM)
+    took = wait_gone(run.jvm)
+    assert run.process.wait(GONE_WITHIN) == 0
+    assert not run.directory.exists()
+    print(f"secured, SIGTERM: JVM gone after {took:.1f} s")
+
+
 def test_the_runner_killed_takes_the_jvm_along(distribution: Path, started: list[Started]) -> None:
-    run = run_node(started)
+    run, _ = run_node(started)
     run.process.kill()  # SIGKILL: the runner cannot clean up
     run.process.wait(10)
     took = wait_gone(run.jvm)
