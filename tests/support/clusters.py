@@ -4,6 +4,10 @@
 - real_opensearch: a real OpenSearch by the first route that works -- OPENSEARCH_URL, a local node built
   from Maven Central (tests/support/opensearch_node.py), a testcontainers container when Docker answers.
   When none works the tests skip with the reasons, except under CI (CI set), where that is a failure.
+- secured_opensearch: a local node with the security plugin's demo configuration (https with the demo CA,
+  basic auth; tests/support/opensearch_node.py), as the Node: url, ca_file, admin, admin_cert,
+  client_options(), create_user/create_role/delete_user/delete_role. Local route only (skip, or under CI
+  fail, when it cannot be built or started). Import it into the test module that needs it.
 """
 
 from __future__ import annotations
@@ -59,6 +63,23 @@ def real_opensearch() -> Iterator[str]:
     if os.environ.get("CI"):  # CI must run them: a skip there would hide the whole scale-out half
         pytest.fail(message)
     pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def secured_opensearch() -> Iterator[opensearch_node.Node]:
+    """A secured local node for the session (see the module docstring)."""
+    try:
+        node = opensearch_node.start_node(progress=lambda line: print(f"[opensearch] {line}", flush=True),
+                                          secured=True)
+    except opensearch_node.NodeUnavailable as exc:
+        message = f"secured-OpenSearch tests cannot run: local node: {exc}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        yield node
+    finally:
+        node.remove()
 
 
 class _NoDocker(Exception):
