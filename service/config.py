@@ -32,6 +32,11 @@ class Settings(BaseSettings):
     opensearch_replicas: int = Field(default=0, ge=0, le=8)
     opensearch_timeout: float = Field(default=10.0, gt=0)  # seconds per request to the mirror
     opensearch_sync_interval: float = Field(default=2.0, gt=0)  # seconds between outbox drains
+    # Every index, alias, template and pipeline of this deployment starts with it (two deployments, one cluster).
+    opensearch_prefix: str = Field(default="memory", pattern=r"^[a-z][a-z0-9_-]{0,39}$")
+    # auto: the service installs (and updates) its templates and pipeline; check: an administrator installs
+    # them (`memory opensearch install`) and the service only checks they are there and match.
+    opensearch_install: Literal["auto", "check"] = "auto"
 
     embedder: Literal["minilm", "openai", "none"] = "minilm"
     embedder_url: str | None = None

@@ -12,7 +12,6 @@ from service.cli.output import console, emit, failures
 from service.config import Settings
 from service.container import build_database, build_embedder, build_store, mirror_maintenance
 from service.domain.profiles import ProfileService
-from service.errors import BackendUnavailable
 
 help_types.install()
 app = typer.Typer(help="Agent memory service.", no_args_is_help=True, add_completion=False)
@@ -107,15 +106,11 @@ def profile_rename(old: str, new: str, as_json: JsonOpt = False) -> None:
 
 
 def _move_mirror(settings: Settings, db: Any, profile: Any) -> dict[str, Any] | str:
-    """opensearch mode: drop the old name's indices and build the new name's now (the outbox would have the
-    running service do it at its next sync; this makes the mirror right when the command returns)."""
+    """opensearch mode: the mirror's documents carry the profile's id, not its name, so they stay as they are;
+    the rename's outbox row is marked followed now (the running service would at its next sync)."""
     with mirror_maintenance(settings, db, build_embedder(settings)) as mirror:
         assert mirror is not None
-        try:
-            return dict(mirror.sync_profile(profile))
-        except BackendUnavailable as exc:  # the rename stands; the outbox moves the mirror later
-            return (f"not moved yet ({exc.message}); the running service moves it when OpenSearch is back "
-                    f"(outbox), or run: memory reindex {profile.name}")
+        return {"renames_followed": mirror.mirror.settle_renames(), "documents": "unchanged (keyed by profile id)"}
 
 
 @token_app.command("issue")

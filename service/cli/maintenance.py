@@ -56,7 +56,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Embed facts that lack a vector of the current embedder (all facts with --reembed); in opensearch
-        mode, then rebuild each profile's mirror into fresh indices and swap the aliases."""
+        mode, then rebuild the deployment's shared indices and swap their aliases (with a profile: send that
+        profile's documents again instead)."""
         with failures(as_json):
             settings, db, profiles, embedder, maintenance = _vector_tools()
             report: dict[str, Any] = {}
@@ -66,10 +67,14 @@ def register(app: typer.Typer) -> None:
                     ref = profiles.get(name)
                     tick = ticker(progress, progress.add_task(f"embedding {name}", total=None))
                     report[name] = maintenance.embed(ref, everything=reembed, progress=tick)
-                    if mirror is not None:
-                        report[name]["mirror"] = mirror.reindex(
+                    if mirror is not None and profile is not None:
+                        report[name]["mirror"] = mirror.resend(
                             ref, progress=ticker(progress, progress.add_task(f"mirroring {name}", total=None)))
-            emit(as_json, {"reindexed": report}, lambda: console.print(f"done: {report}"))
+                result: dict[str, Any] = {"reindexed": report}
+                if mirror is not None and profile is None:
+                    result["mirror"] = mirror.rebuild(
+                        progress=ticker(progress, progress.add_task("rebuilding the mirror", total=None)))
+            emit(as_json, result, lambda: console.print(f"done: {result}"))
 
     @app.command()
     def check(
@@ -79,8 +84,11 @@ def register(app: typer.Typer) -> None:
         """Compare the canonical store with the search index; exit 1 if they differ."""
         with failures(as_json):
             settings, db, profiles, embedder, maintenance = _vector_tools()
-            problems = {}
+            problems: dict[str, Any] = {}
             with mirror_maintenance(settings, db, embedder) as mirror:
+                cluster = mirror.check_cluster() if mirror is not None else []
+                if cluster:
+                    problems["cluster"] = cluster
                 for name in _targets(profiles, profile):
                     ref = profiles.get(name)
                     found = maintenance.check(ref)

@@ -1,7 +1,7 @@
 """`memory redact UID --reason "..."`: the operator removes a fact's words (service.domain.redaction).
 
-In opensearch mode the change is pushed through the outbox at once, then the profile's mirror is rebuilt
-(`memory reindex`), so no old index segment keeps the words (--no-rebuild skips that step).
+In opensearch mode the change is pushed through the outbox at once, then the deployment's shared indices are
+rebuilt (`memory reindex`), so no old index segment keeps the words (--no-rebuild skips that step).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
                             "characters; repeatable).")] = None,
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; change nothing.")] = False,
         no_rebuild: Annotated[bool, typer.Option(
-            "--no-rebuild", help="opensearch mode: skip rebuilding the profile's mirror afterwards.")] = False,
+            "--no-rebuild", help="opensearch mode: skip rebuilding the mirror's indices afterwards.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     ) -> None:
         """Replace a fact's title and text (and its old titles) with a marker, drop its vector and index
@@ -61,10 +61,10 @@ def _mirror(settings: Settings, db: Any, result: RedactionResult, *, rebuild: bo
     with mirror_maintenance(settings, db, build_embedder(settings)) as maintenance:
         assert maintenance is not None  # opensearch mode
         try:
-            pushed = maintenance.mirror.push(ref.id, ref.name, wait=True)
+            pushed = maintenance.mirror.push(ref.id, wait=True)
             out: dict[str, Any] = {"delivered": pushed.delivered}
             if rebuild:
-                out["rebuilt"] = maintenance.reindex(ref)["indices"]
+                out["rebuilt"] = maintenance.rebuild()["indices"]
             return out
         except BackendUnavailable as exc:  # the redaction stands; the outbox delivers it when the cluster is back
             return f"not updated ({exc.message}); the outbox delivers it later; then run: memory reindex {ref.name}"

@@ -106,7 +106,7 @@ class SearchService:
         query_id = self.query_log.record(
             profile, request=request, found=found, returned=scored, latency_ms=latency_ms
         )
-        self.backend.changed(profile.id, profile.name)
+        self.backend.logged(profile.id, profile.name)
         return SearchOutcome(
             query=query,
             matched_count=found.matched_count,

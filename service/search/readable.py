@@ -35,13 +35,20 @@ def semantic_applies(
     `terms` are the query's informative terms (lexical.informative_terms); `known_to_memory(terms)`
     tells whether any of them occurs in any fact of the profile (it is only asked when needed).
     """
+    decided = semantic_applies_without_memory(query, terms, vocabulary)
+    return known_to_memory(terms) if decided is None else decided
+
+
+def semantic_applies_without_memory(query: str, terms: list[str], vocabulary: Collection[str] | None) -> bool | None:
+    """semantic_applies when the vocabulary alone decides it; None when it takes asking whether a term occurs
+    in the profile's facts (a backend that asks in the same round trip as its search calls this)."""
     if vocabulary is None:
         return True
     if not terms:
         return bool(lexical.tokens(query))
     if any(is_word(term, vocabulary) for term in terms):
         return True
-    return known_to_memory(terms)
+    return None
 
 
 _ENDINGS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("ly", ""))

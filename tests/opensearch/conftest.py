@@ -1,15 +1,17 @@
 """Fixtures of the OpenSearch mirror tests.
 
-- os_url: an empty cluster per test, run twice: on the osmem-server test double (PyPI osmem-server, one
+- os_cluster: a cluster per test, run twice: on the osmem-server test double (PyPI osmem-server, one
   process per session, a clone per test; no knn, no search pipelines) and on a real OpenSearch (marker
   `opensearch`), found by the first route that works:
-    1. OPENSEARCH_URL: a cluster you run (throwaway: the tests delete its memory-* indices and templates);
+    1. OPENSEARCH_URL: a cluster you run (the tests create and remove only objects under their own random
+       prefixes, `mt-…`: safe on a shared cluster);
     2. a local single node built from Maven Central (tests/support/opensearch_node.py; needs a JDK 17 and
        Maven; TEST_OPENSEARCH=local forces it);
     3. a testcontainers OpenSearch when a Docker engine answers (TEST_OPENSEARCH=docker forces it; the image
        is OPENSEARCH_IMAGE, default the local node's version).
   When none works the tests skip with the reasons -- except under CI (CI set), where that is a failure.
-  All three routes run the same tests.
+  All three routes run the same tests. os_prefix: the test's own deployment prefix (MEMORY_OPENSEARCH_PREFIX),
+  whose objects are removed after it.
 - a killable osmem process on a fixed loopback port, for the fault tests (osmem keeps no data on disk:
   a restart is a fresh, empty cluster).
 - mirrored services: build_services with MEMORY_SEARCH=opensearch, MEMORY_EMBEDDER=none, over the
@@ -28,24 +30,40 @@ from opensearchpy import OpenSearch
 from service.config import Settings
 from service.container import Services, build_services
 from service.search.opensearch.backend import OpenSearchBackend
+from service.search.opensearch.templates import Names
 from bench.lib import postgres
-from tests.support.clusters import wipe  # noqa: F401 - re-exported for the tests of this folder
+from tests.support.clusters import Cluster, new_prefix, remove_prefix
 
 SYNC_INTERVAL = 60.0  # the worker's first cycle runs at start-up; tests call sync_now() for the rest
+
+
 @pytest.fixture(params=[pytest.param("osmem", marks=pytest.mark.osmem),
                         pytest.param("opensearch", marks=pytest.mark.opensearch)])
-def os_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """An empty cluster of this test's own: an osmem clone, or the (wiped) real cluster."""
+def os_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """A cluster for this test: an osmem clone of its own, or the session's real cluster (the test's objects
+    live under its own prefix there, os_prefix)."""
     if request.param == "opensearch":
-        url = request.getfixturevalue("real_opensearch")
-        wipe(url)
-        yield url
+        yield request.getfixturevalue("real_opensearch")
         return
     clone = request.getfixturevalue("osmem").clone()
     try:
-        yield clone.url
+        yield Cluster(clone.url)
     finally:
         clone.close()
+
+
+@pytest.fixture
+def os_prefix(os_cluster: Cluster) -> Iterator[str]:
+    """This test's deployment prefix: all it creates on the cluster starts with it, and goes with the test."""
+    prefix = new_prefix()
+    try:
+        yield prefix
+    finally:
+        remove_prefix(os_cluster, prefix)
+
+
+def names(prefix: str) -> Names:
+    return Names(prefix)
 
 
 def settle(services: Services) -> None:
@@ -53,12 +71,12 @@ def settle(services: Services) -> None:
     backend = services.backend
     assert isinstance(backend, OpenSearchBackend)
     backend.sync_now()
-    backend.client.indices.refresh(index="memory-*")
+    backend.client.indices.refresh(index=f"{backend.names.facts},{backend.names.queries}")
 
 
 @pytest.fixture
-def os_client(os_url: str) -> Iterator[OpenSearch]:
-    client = OpenSearch(hosts=[os_url])
+def os_client(os_cluster: Cluster) -> Iterator[OpenSearch]:
+    client = os_cluster.client()
     yield client
     client.close()
 
@@ -70,18 +88,18 @@ def pg_database_url(request: pytest.FixtureRequest) -> str:
     return postgres.fresh_database(cluster.url, f"t_{uuid.uuid4().hex[:16]}")
 
 
-def mirrored_settings(tmp_path: Path, database_url: str, url: str, **extra: object) -> Settings:
+def mirrored_settings(tmp_path: Path, database_url: str, cluster: Cluster, prefix: str, **extra: object) -> Settings:
     values: dict[str, object] = {
         "data_dir": tmp_path, "database_url": database_url, "embedder": "none", "search": "opensearch",
-        "opensearch_url": url, "opensearch_sync_interval": SYNC_INTERVAL, "opensearch_timeout": 5.0,
+        **cluster.settings(prefix), "opensearch_sync_interval": SYNC_INTERVAL, "opensearch_timeout": 5.0,
     }
     values.update(extra)
     return Settings(**values)  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def os_settings(tmp_path: Path, database_url: str, os_url: str) -> Settings:
-    return mirrored_settings(tmp_path, database_url, os_url)
+def os_settings(tmp_path: Path, database_url: str, os_cluster: Cluster, os_prefix: str) -> Settings:
+    return mirrored_settings(tmp_path, database_url, os_cluster, os_prefix)
 
 
 @pytest.fixture
@@ -94,8 +112,8 @@ def os_services(os_settings: Settings) -> Iterator[Services]:
 
 
 @pytest.fixture
-def pg_os_services(tmp_path: Path, pg_database_url: str, os_url: str) -> Iterator[Services]:
-    svc = build_services(mirrored_settings(tmp_path, pg_database_url, os_url))
+def pg_os_services(tmp_path: Path, pg_database_url: str, os_cluster: Cluster, os_prefix: str) -> Iterator[Services]:
+    svc = build_services(mirrored_settings(tmp_path, pg_database_url, os_cluster, os_prefix))
     try:
         yield svc
     finally:

@@ -18,6 +18,8 @@ from service.search.opensearch import templates as tpl
 
 ACTIVE = {"term": {"status": "active"}}
 INACTIVE = {"bool": {"must_not": [{"term": {"status": "active"}}]}}
+PROFILE = {"term": {"profile_id": "7"}}  # every query of profile 7 filters on it (a shared index)
+NAMES = tpl.Names("memory")
 
 
 def canon(body: object) -> str:
@@ -28,13 +30,14 @@ def canon(body: object) -> str:
 
 
 def test_the_files_are_complete_and_the_analyzer_drops_no_stop_words() -> None:
-    for name, pattern in ((tpl.FACTS, "memory-facts-*"), (tpl.QUERIES, "memory-queries-*")):
+    for name in ("memory-facts", "memory-queries"):
         body = tpl.load(name)
-        assert body["index_patterns"] == [pattern]
-        assert body["_meta"]["template_version"] == tpl.TEMPLATE_VERSION == body["version"]
+        assert body["index_patterns"] == [f"{name}.v*"]
+        assert body["_meta"]["template_version"] == tpl.TEMPLATE_VERSION == body["version"] == 3
         mappings = body["template"]["mappings"]
-        assert mappings["dynamic"] == "strict"
+        assert mappings["dynamic"] == "strict" and mappings["_routing"] == {"required": True}
         assert mappings["_meta"]["template_version"] == tpl.TEMPLATE_VERSION
+        assert mappings["properties"]["profile_id"] == {"type": "keyword"} and "profile" not in mappings["properties"]
         analysis = body["template"]["settings"]["analysis"]
         assert analysis == {
             "char_filter": {"memory_separators": {"type": "pattern_replace", "pattern": "[^\\p{L}\\p{N}]+",
@@ -46,16 +49,19 @@ def test_the_files_are_complete_and_the_analyzer_drops_no_stop_words() -> None:
 
 
 def test_facts_template_rendered() -> None:
-    body = tpl.render_facts(shards=3, replicas=1, dimension=384, embedder="sentence-transformers/all-MiniLM-L6-v2")
+    names = tpl.Names("team-b")
+    body = tpl.render_facts(names, shards=3, replicas=1, dimension=384,
+                            embedder="sentence-transformers/all-MiniLM-L6-v2", vectors=True)
     template = body["template"]
     assert template["settings"]["index"] == {"number_of_shards": 3, "number_of_replicas": 1,
-                                             "refresh_interval": "1s", "knn": True}
-    assert template["mappings"]["_meta"] == {"template_version": 2, "entity": "fact",
+                                             "refresh_interval": "1s", "knn": True,
+                                             "search.default_pipeline": "team-b-hybrid"}
+    assert template["mappings"]["_meta"] == {"template_version": 3, "entity": "fact",
                                              "embedder": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384}
     assert template["mappings"]["properties"] == {
         "uid": {"type": "keyword"},
         "fact_id": {"type": "long"},
-        "profile": {"type": "keyword"},
+        "profile_id": {"type": "keyword"},
         "title": {"type": "text", "analyzer": "memory_text", "copy_to": "search_text"},
         "text": {"type": "text", "analyzer": "memory_text", "copy_to": "search_text"},
         "tags": {"type": "keyword", "copy_to": "search_text"},
@@ -72,40 +78,49 @@ def test_facts_template_rendered() -> None:
                       "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
                                  "parameters": {"m": 16, "ef_construction": 128}}},
     }
-    assert body["priority"] == 200 and body["index_patterns"] == ["memory-facts-*"]
-    assert tpl.render_facts(shards=1, replicas=0, dimension=1536, embedder="openai:x")["template"]["mappings"][
-        "properties"]["embedding"]["dimension"] == 1536
-    assert tpl.load(tpl.FACTS)["template"]["settings"]["index"]["number_of_shards"] == 1  # the file is untouched
+    assert body["priority"] == 200 and body["index_patterns"] == ["team-b-facts.v*"]
+    assert body["_meta"]["prefix"] == "team-b" and body["_meta"]["fingerprint"] == tpl.fingerprint(body)
+    lexical_only = tpl.render_facts(names, shards=1, replicas=0, dimension=1536, embedder="openai:x", vectors=False)
+    assert lexical_only["template"]["mappings"]["properties"]["embedding"]["dimension"] == 1536
+    assert "search.default_pipeline" not in lexical_only["template"]["settings"]["index"]
+    assert lexical_only["_meta"]["fingerprint"] != body["_meta"]["fingerprint"]
+    assert tpl.load("memory-facts")["template"]["settings"]["index"]["number_of_shards"] == 1  # the file is untouched
 
 
 def test_queries_template_keeps_every_query_text() -> None:
-    body = tpl.render_queries(shards=1, replicas=0)
+    body = tpl.render_queries(NAMES, shards=1, replicas=0)
     props = body["template"]["mappings"]["properties"]
     assert props["query"] == {"type": "text", "analyzer": "memory_text", "fields": {"raw": {"type": "keyword"}}}
     assert "ignore_above" not in json.dumps(body)
     assert "knn" not in body["template"]["settings"]["index"]
+    assert body["index_patterns"] == ["memory-queries.v*"]
     assert {k: v["type"] for k, v in props.items()} == {
-        "log_id": "long", "profile": "keyword", "query": "text", "tags": "keyword", "kind": "keyword",
+        "log_id": "long", "profile_id": "keyword", "query": "text", "tags": "keyword", "kind": "keyword",
         "limit": "integer", "matched_count": "integer", "returned_count": "integer", "inactive_matched": "integer",
         "top_uid": "keyword", "mode": "keyword", "latency_ms": "float", "created_at": "date",
     }
 
 
 def test_pipeline_rendered() -> None:
-    assert tpl.render_pipeline(lexical_weight=0.3, vector_weight=0.7) == {
-        "description": tpl.load(tpl.PIPELINE_FILE)["description"],
-        "phase_results_processors": [{"normalization-processor": {
-            "normalization": {"technique": "min_max"},
-            "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
-        }}],
-    }
+    body = tpl.render_pipeline(lexical_weight=0.3, vector_weight=0.7)
+    assert body["phase_results_processors"] == [{"normalization-processor": {
+        "normalization": {"technique": "min_max"},
+        "combination": {"technique": "arithmetic_mean", "parameters": {"weights": [0.3, 0.7]}},
+    }}]
+    assert body["description"].startswith(tpl.load("memory-hybrid-pipeline")["description"])
+    assert tpl.pipeline_fingerprint(body) != tpl.pipeline_fingerprint(
+        tpl.render_pipeline(lexical_weight=0.5, vector_weight=0.5))
 
 
 def test_names() -> None:
-    assert tpl.alias(tpl.FACTS, "work") == "memory-facts-work"
-    assert tpl.versioned("memory-facts-work", 3) == "memory-facts-work.v3"
-    assert tpl.version_of("memory-facts-work.v3", "memory-facts-work") == 3
-    assert tpl.version_of("memory-facts-work-v2.v1", "memory-facts-work") is None  # profile "work-v2"
+    assert (NAMES.facts, NAMES.queries, NAMES.pipeline) == ("memory-facts", "memory-queries", "memory-hybrid")
+    other = tpl.Names("team-b")
+    assert (other.facts, other.pipeline) == ("team-b-facts", "team-b-hybrid")
+    assert other.index_patterns() == ["team-b-facts", "team-b-facts.*", "team-b-queries", "team-b-queries.*"]
+    assert tpl.versioned("memory-facts", 3) == "memory-facts.v3"
+    assert tpl.version_of("memory-facts.v3", "memory-facts") == 3
+    assert tpl.version_of("memory-facts-work.v1", "memory-facts") is None  # a legacy per-profile index
+    assert NAMES.legacy_alias(tpl.FACTS, "work") == "memory-facts-work"
 
 
 # --- search ------------------------------------------------------------------------------------------
@@ -114,9 +129,9 @@ def test_names() -> None:
 def test_hybrid_query_filters_inside_each_sub_query() -> None:
     terms = lexical.informative_terms("How does the deploy pipeline reach the GKE cluster?")
     assert terms == ["deploy", "pipeline", "reach", "gke", "cluster"]
-    body = q.hybrid_search(terms, [0.5, -0.25], kind="project", tags=("infra", "k8s"), limit=8, depth=100,
+    body = q.hybrid_search(7, terms, [0.5, -0.25], kind="project", tags=("infra", "k8s"), limit=8, depth=100,
                            min_similarity=0.35)
-    filters = [ACTIVE, {"term": {"kind": "project"}}, {"term": {"tags": "infra"}}, {"term": {"tags": "k8s"}}]
+    filters = [PROFILE, ACTIVE, {"term": {"kind": "project"}}, {"term": {"tags": "infra"}}, {"term": {"tags": "k8s"}}]
     assert canon(body) == canon({
         "size": 8,
         "track_total_hits": True,
@@ -139,8 +154,16 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
     })
 
 
+def test_sub_scores_are_each_sub_query_alone_to_the_fusion_depth() -> None:
+    lexical, vector = q.sub_scores(7, ["deploy"], [0.5, -0.25], kind=None, tags=(), depth=100, min_similarity=0.3)
+    active = [PROFILE, ACTIVE]
+    assert lexical == {"size": 100, "_source": False, "query": q.lexical_subquery(["deploy"], active)}
+    assert vector == {"size": 100, "_source": False, "query": q.knn_subquery([0.5, -0.25], 0.3, active)}
+    assert len(q.sub_scores(7, ["deploy"], None, kind=None, tags=(), depth=100, min_similarity=0.3)) == 1
+
+
 def test_bm25_query_and_its_msm_rule() -> None:
-    body = q.lexical_search(["jira", "4412"], kind=None, tags=(), depth=50)
+    body = q.lexical_search(7, ["jira", "4412"], kind=None, tags=(), depth=50)
     assert canon(body) == canon({
         "size": 50,
         "track_total_hits": True,
@@ -148,7 +171,7 @@ def test_bm25_query_and_its_msm_rule() -> None:
         "query": {"bool": {
             "must": [{"match": {"search_text": {"query": "jira 4412", "operator": "or", "minimum_should_match": 2}}}],
             "should": [{"match": {"title": {"query": "jira 4412"}}}],
-            "filter": [ACTIVE],
+            "filter": [PROFILE, ACTIVE],
         }},
         "sort": [{"_score": "desc"}, {"uid": "asc"}],
     })
@@ -159,16 +182,17 @@ def test_bm25_query_and_its_msm_rule() -> None:
 
 
 def test_count_bodies() -> None:
-    body = q.inactive_matches(["pytest"], [1.0, 0.0], kind=None, tags=("testing",), min_similarity=0.5)
+    body = q.inactive_matches(7, ["pytest"], [1.0, 0.0], kind=None, tags=("testing",), min_similarity=0.5)
     assert canon(body) == canon({
         "size": 5,  # the facts memory once knew, shown in the query-log detail
         "_source": ["uid"],
         "track_total_hits": True,
         "query": {"bool": {
-            "filter": [INACTIVE, {"term": {"tags": "testing"}}],
+            "filter": [PROFILE, INACTIVE, {"term": {"tags": "testing"}}],
             "should": [
                 {"match": {"search_text": {"query": "pytest", "operator": "or", "minimum_should_match": 1}}},
-                {"script_score": {"query": {"bool": {"filter": [INACTIVE, {"term": {"tags": "testing"}}]}}, "min_score": 0.75,
+                {"script_score": {"query": {"bool": {"filter": [PROFILE, INACTIVE, {"term": {"tags": "testing"}}]}},
+                                  "min_score": 0.75,
                                   "script": {"source": "knn_score", "lang": "knn",
                                              "params": {"field": "embedding", "query_value": [1.0, 0.0],
                                                         "space_type": "cosinesimil"}}}},
@@ -176,29 +200,30 @@ def test_count_bodies() -> None:
             "minimum_should_match": 1,
         }},
     })
-    assert q.inactive_matches(["a1"], None, kind=None, tags=(), min_similarity=0.5)["query"]["bool"]["should"] == [
-        q.lexical_match(["a1"])]
-    assert q.without_vector(kind="user", tags=()) == {
+    assert q.inactive_matches(7, ["a1"], None, kind=None, tags=(), min_similarity=0.5)["query"]["bool"]["should"] \
+        == [q.lexical_match(["a1"])]
+    assert q.without_vector(7, kind="user", tags=()) == {
         "size": 0, "track_total_hits": True,
-        "query": {"bool": {"filter": [{"term": {"kind": "user"}}, {"term": {"has_vector": False}}]}},
+        "query": {"bool": {"filter": [PROFILE, {"term": {"kind": "user"}}, {"term": {"has_vector": False}}]}},
     }
     # "Does memory know any of these words?" (service.search.readable): any status, one hit is enough.
-    assert q.any_term(["asdf", "qwer"]) == {
+    assert q.any_term(7, ["asdf", "qwer"]) == {
         "size": 0, "track_total_hits": 1,
-        "query": {"match": {"search_text": {"query": "asdf qwer", "operator": "or"}}},
+        "query": {"bool": {"filter": [PROFILE],
+                           "must": [{"match": {"search_text": {"query": "asdf qwer", "operator": "or"}}}]}},
     }
 
 
 def test_similar_bodies_and_score_conversion() -> None:
-    not_self = [ACTIVE, {"bool": {"must_not": [{"term": {"uid": "f_1"}}]}}]
-    assert q.similar_by_vector([0.6, 0.8], uid="f_1", limit=3, threshold=0.75) == {
+    not_self = [PROFILE, ACTIVE, {"bool": {"must_not": [{"term": {"uid": "f_1"}}]}}]
+    assert q.similar_by_vector(7, [0.6, 0.8], uid="f_1", limit=3, threshold=0.75) == {
         "size": 3, "_source": ["uid", "fact_id"],
         "query": {"script_score": {"query": {"bool": {"filter": not_self}}, "min_score": 0.875,
                                   "script": {"source": "knn_score", "lang": "knn",
                                              "params": {"field": "embedding", "query_value": [0.6, 0.8],
                                                         "space_type": "cosinesimil"}}}},
     }
-    assert q.similar_by_text(["pytest", "fixtures"], uid="f_1", limit=3)["query"] == {
+    assert q.similar_by_text(7, ["pytest", "fixtures"], uid="f_1", limit=3)["query"] == {
         "bool": {"must": [q.lexical_match(["pytest", "fixtures"])], "filter": not_self}}
     assert q.score_to_cosine(q.cosine_to_score(0.35)) == pytest.approx(0.35)
 
@@ -211,10 +236,10 @@ def test_summary_aggregation_body() -> None:
                                        "time_zone": "UTC"}}}
     zero = {"term": {"matched_count": 0}}
     top_order = [{"_count": "desc"}, {"_key": "asc"}]
-    assert canon(aggs.summary(date(2026, 11, 16), date(2026, 11, 22))) == canon({
+    assert canon(aggs.summary(7, date(2026, 11, 16), date(2026, 11, 22))) == canon({
         "size": 0,
         "track_total_hits": True,
-        "query": {"bool": {"filter": [window]}},
+        "query": {"bool": {"filter": [PROFILE, window]}},
         "aggs": {
             "daily": {
                 "date_histogram": {"field": "created_at", "calendar_interval": "day", "time_zone": "UTC",
@@ -238,18 +263,19 @@ def test_summary_aggregation_body() -> None:
 
 
 def test_distinct_queries_pages_a_composite_aggregation() -> None:
-    first = aggs.distinct_queries(date(2026, 1, 1), date(2026, 1, 1))
+    first = aggs.distinct_queries(7, date(2026, 1, 1), date(2026, 1, 1))
     assert first["aggs"] == {"distinct": {"composite": {
         "size": 1000, "sources": [{"query": {"terms": {"field": "query.raw"}}}]}}}
     assert "cardinality" not in json.dumps(first)
-    nxt = aggs.distinct_queries(date(2026, 1, 1), date(2026, 1, 1), after={"query": "x"})
+    nxt = aggs.distinct_queries(7, date(2026, 1, 1), date(2026, 1, 1), after={"query": "x"})
     assert nxt["aggs"]["distinct"]["composite"]["after"] == {"query": "x"}
-    assert nxt["query"]["bool"]["filter"][0]["range"]["created_at"]["lt"] == "2026-01-02"
+    assert nxt["query"]["bool"]["filter"][0] == PROFILE
+    assert nxt["query"]["bool"]["filter"][1]["range"]["created_at"]["lt"] == "2026-01-02"
 
 
 def test_stats_aggregation_body() -> None:
-    body = aggs.stats(date(2026, 11, 20), date(2026, 11, 22))
-    assert body["query"] == {"match_all": {}} and body["size"] == 0
+    body = aggs.stats(7, date(2026, 11, 20), date(2026, 11, 22))
+    assert body["query"] == {"bool": {"filter": [PROFILE]}} and body["size"] == 0
     a = body["aggs"]
     assert a["status"] == {"terms": {"field": "status", "size": 10}}
     assert a["active"]["filter"] == ACTIVE

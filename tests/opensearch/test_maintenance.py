@@ -17,12 +17,13 @@ from service.domain import portability
 from service.search.opensearch.maintenance import MirrorMaintenance
 from service.search.opensearch.mirror import Mirror
 from tests.opensearch import corpus
+from tests.support.clusters import Cluster
 
 
 @pytest.fixture
-def env(tmp_path: Path, database_url: str, os_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def env(tmp_path: Path, database_url: str, os_cluster: Cluster, os_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
     values = {"MEMORY_DATA_DIR": str(tmp_path), "MEMORY_DATABASE_URL": database_url, "MEMORY_EMBEDDER": "none",
-              "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": os_url}
+              "MEMORY_SEARCH": "opensearch", **os_cluster.env(os_prefix)}
     for key, value in values.items():
         monkeypatch.setenv(key, value)
 
@@ -32,42 +33,49 @@ def run(*args: str) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.output.strip().splitlines()[-1])
 
 
-def test_reindex_swaps_the_alias_and_check_finds_differences(env: None, os_services: Services,
-                                                             os_client: OpenSearch) -> None:
+def test_reindex_swaps_the_aliases_and_check_finds_differences(env: None, os_services: Services,
+                                                               os_client: OpenSearch, os_prefix: str) -> None:
     alpha = os_services.profiles.create("alpha")
+    beta = os_services.profiles.create("beta")
     uids = corpus.load(os_services, alpha)
+    corpus.load(os_services, beta)
     os_services.search.search(alpha, "deploy kubernetes")
+    facts = f"{os_prefix}-facts"
     assert run("check", "alpha") == (0, {"ok": True, "differences": {}})
 
-    code, out = run("reindex", "alpha")
+    code, out = run("reindex")  # the shared indices of every profile
     assert code == 0
-    report = out["reindexed"]["alpha"]["mirror"]
-    assert report["indices"] == ["memory-facts-alpha.v2", "memory-queries-alpha.v2"]
-    assert sorted(report["replaced"]) == ["memory-facts-alpha.v1", "memory-queries-alpha.v1"]
-    assert (report["facts"], report["queries"]) == (len(corpus.FACTS) + len(corpus.SUPERSEDE), 1)
-    assert list(os_client.indices.get_alias(name="memory-facts-alpha")) == ["memory-facts-alpha.v2"]
-    assert not os_client.indices.exists(index="memory-facts-alpha.v1")
+    report = out["mirror"]
+    assert report["indices"] == [f"{facts}.v2", f"{os_prefix}-queries.v2"]
+    assert sorted(report["replaced"]) == [f"{facts}.v1", f"{os_prefix}-queries.v1"]
+    assert (report["facts"], report["queries"], report["profiles"]) == (2 * (len(corpus.FACTS) + len(corpus.SUPERSEDE)), 1, 2)
+    assert list(os_client.indices.get_alias(name=facts)) == [f"{facts}.v2"]
+    assert not os_client.indices.exists(index=f"{facts}.v1")
     assert run("check")[0] == 0
-    assert os_services.backend.search  # the running service keeps working through the alias
-    assert os_services.search.search(alpha, "deploy kubernetes").matched_count == 1
+    assert os_services.search.search(alpha, "deploy kubernetes").matched_count == 1  # the running service goes on
 
     # Differences: a lost document, a foreign one, a stale one (older state at the same version).
-    os_client.delete(index="memory-facts-alpha", id=uids["Prefers pytest"], refresh=True)
-    os_client.index(index="memory-facts-alpha", id="f_foreign", body={"uid": "f_foreign", "status": "active"},
-                    refresh=True)
-    doc = os_client.get(index="memory-facts-alpha", id=uids["Retired deploy runbook"])
-    os_client.index(index="memory-facts-alpha", id=doc["_id"], body={**doc["_source"], "status": "active"},
-                    version=doc["_version"], version_type="external_gte", refresh=True)
+    routed = {"routing": str(alpha.id)}
+    os_client.delete(index=facts, id=uids["Prefers pytest"], refresh=True, **routed)
+    os_client.index(index=facts, id="f_foreign", body={"uid": "f_foreign", "status": "active",
+                                                       "profile_id": str(alpha.id)}, refresh=True, **routed)
+    doc = os_client.get(index=facts, id=uids["Retired deploy runbook"], **routed)
+    os_client.index(index=facts, id=doc["_id"], body={**doc["_source"], "status": "active"},
+                    version=doc["_version"], version_type="external_gte", refresh=True, **routed)
     code, out = run("check", "alpha")
     assert code == 1 and out["ok"] is False
-    facts = out["differences"]["alpha"]["facts"]
-    assert facts["missing_ids"] == [uids["Prefers pytest"]] and facts["extra_ids"] == ["f_foreign"]
-    assert facts["stale_ids"] == [uids["Retired deploy runbook"]]
-    assert facts["stale_example"]["canonical"][1] == "retired" and facts["stale_example"]["mirror"][1] == "active"
+    found = out["differences"]["alpha"]["facts"]
+    assert found["missing_ids"] == [uids["Prefers pytest"]] and found["extra_ids"] == ["f_foreign"]
+    assert found["stale_ids"] == [uids["Retired deploy runbook"]]
+    assert found["stale_example"]["canonical"][1] == "retired" and found["stale_example"]["mirror"][1] == "active"
+    assert run("check", "beta") == (0, {"ok": True, "differences": {}})  # another profile is not concerned
 
-    assert run("reindex", "alpha")[0] == 0
-    assert run("check", "alpha") == (0, {"ok": True, "differences": {}})
-    assert list(os_client.indices.get_alias(name="memory-facts-alpha")) == ["memory-facts-alpha.v3"]
+    assert run("reindex", "alpha")[0] == 0  # one profile: its documents sent again, at their own versions
+    code, out = run("check", "alpha")
+    assert "stale" not in out["differences"]["alpha"]["facts"] and "extra" in out["differences"]["alpha"]["facts"]
+    assert run("reindex")[0] == 0  # a rebuild leaves nothing foreign
+    assert run("check") == (0, {"ok": True, "differences": {}})
+    assert list(os_client.indices.get_alias(name=facts)) == [f"{facts}.v3"]
 
 
 def test_changes_during_a_rebuild_reach_the_new_index(os_services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,7 +95,7 @@ def test_changes_during_a_rebuild_reach_the_new_index(os_services: Services, mon
     monkeypatch.setattr(Mirror, "backfill", backfill_then_write)
     maintenance = MirrorMaintenance(os_services.settings, os_services.db, os_services.embedder)
     try:
-        report = maintenance.reindex(alpha)
+        report = maintenance.rebuild()
         assert report["replayed"] >= 2
         assert maintenance.check(alpha) == {}
     finally:

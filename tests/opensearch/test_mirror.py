@@ -1,6 +1,6 @@
-"""The mirror (on osmem-server, and on a real OpenSearch when there is one): templates, per-profile indices
-and aliases, bulk delivery with external versions, and BM25 search through the real client counting exactly
-like the embedded backend."""
+"""The mirror (on osmem-server, and on a real OpenSearch when there is one): templates, the deployment's two
+shared indices behind their aliases (profiles add none), bulk delivery with external versions and routing, and
+BM25 search through the real client counting exactly like the embedded backend."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from service.store.tables import OutboxRow
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings, settle
 from tests.opensearch.fakes import FakeEmbedder
+from tests.support.clusters import Cluster
 
 
 def backend(services: Services) -> OpenSearchBackend:
@@ -29,25 +30,34 @@ def backend(services: Services) -> OpenSearchBackend:
     return services.backend
 
 
-def test_templates_and_an_alias_per_profile(os_services: Services, os_client: OpenSearch) -> None:
-    alpha = os_services.profiles.create("alpha")
-    backend(os_services).profile_created(alpha.id, alpha.name)
-    os_services.profiles.create("beta")  # as `memory profile create` does: the worker picks it up
+def doc(client: OpenSearch, services: Services, profile_id: int, uid: str) -> dict:
+    """A fact's document, read from the shared index on its profile's shard."""
+    return client.get(index=backend(services).names.facts, id=uid, routing=str(profile_id))
+
+
+def test_templates_and_two_shared_indices_whatever_the_profiles(os_services: Services, os_client: OpenSearch,
+                                                                os_prefix: str) -> None:
+    backend(os_services).sync_now()
+    before = set(os_client.indices.get(index=f"{os_prefix}-*"))
+    for name in ("alpha", "beta", "gamma"):
+        os_services.profiles.create(name)  # as `memory profile create` does: nothing happens in the cluster
     backend(os_services).sync_now()
     backend(os_services).install()  # idempotent
+    facts, queries = f"{os_prefix}-facts", f"{os_prefix}-queries"
+    assert set(os_client.indices.get(index=f"{os_prefix}-*")) == before == {f"{facts}.v1", f"{queries}.v1"}
 
     templates = {t["name"]: t["index_template"] for t in os_client.indices.get_index_template()["index_templates"]}
-    assert templates["memory-facts"]["index_patterns"] == ["memory-facts-*"]
-    assert templates["memory-facts"]["_meta"]["template_version"] == tpl.TEMPLATE_VERSION
-    assert templates["memory-queries"]["index_patterns"] == ["memory-queries-*"]
-    for profile in ("alpha", "beta"):
-        for entity in ("memory-facts", "memory-queries"):
-            assert os_client.indices.get_alias(name=f"{entity}-{profile}") == {
-                f"{entity}-{profile}.v1": {"aliases": {f"{entity}-{profile}": {"is_write_index": True}}}}
-    mapping = os_client.indices.get_mapping(index="memory-facts-alpha")["memory-facts-alpha.v1"]["mappings"]
-    assert mapping["dynamic"] == "strict"
-    assert mapping["_meta"] == {"template_version": tpl.TEMPLATE_VERSION, "entity": "fact", "embedder": "none", "dimension": 384}
+    assert templates[facts]["index_patterns"] == [f"{facts}.v*"]
+    assert templates[facts]["_meta"]["template_version"] == tpl.TEMPLATE_VERSION
+    assert templates[queries]["index_patterns"] == [f"{queries}.v*"]
+    for alias in (facts, queries):
+        assert os_client.indices.get_alias(name=alias) == {f"{alias}.v1": {"aliases": {alias: {"is_write_index": True}}}}
+    mapping = os_client.indices.get_mapping(index=facts)[f"{facts}.v1"]["mappings"]
+    assert mapping["dynamic"] == "strict" and mapping["_routing"] == {"required": True}
+    assert mapping["_meta"] == {"template_version": tpl.TEMPLATE_VERSION, "entity": "fact", "embedder": "none",
+                                "dimension": 384}
     assert mapping["properties"]["embedding"]["dimension"] == 384
+    assert backend(os_services).indices.differences() == []
 
 
 def test_changes_are_mirrored_with_external_versions(os_services: Services, os_client: OpenSearch) -> None:
@@ -61,21 +71,22 @@ def test_changes_are_mirrored_with_external_versions(os_services: Services, os_c
         row = repo.fact_row(session, alpha.id, fact.uid)
     assert [o.entity for o in outbox] == ["fact", "fact", "fact"]
     assert all(o.delivered_at is not None for o in outbox)  # pushed at once, marked, never deleted
-    doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
-    assert doc["_version"] == outbox[-1].id
-    assert doc["_source"]["status"] == "retired" and doc["_source"]["tags"] == ["testing", "python"]
+    found = doc(os_client, os_services, alpha.id, fact.uid)
+    assert found["_version"] == outbox[-1].id and found["_routing"] == str(alpha.id)
+    assert found["_source"]["status"] == "retired" and found["_source"]["tags"] == ["testing", "python"]
+    assert found["_source"]["profile_id"] == str(alpha.id)
 
     # A stale replay (an older version, older content) is refused with 409 and changes nothing.
     assert row is not None
     row.status, row.tags = "active", ["testing"]
-    stale = index_action("memory-facts-alpha", fact.uid, outbox[0].id, fact_document(row, "alpha", None))
+    stale = index_action(backend(os_services).names.facts, fact.uid, outbox[0].id, fact_document(row, None))
     results = backend(os_services).mirror.bulk([stale], refresh=True, require_alias=True)
     assert results[0][:2] == (False, 409)
     # Replaying the whole outbox is a no-op too.
-    replay = backend(os_services).mirror.replay(alpha.id, "alpha", outbox[0].created_at)
+    replay = backend(os_services).mirror.replay(alpha.id, outbox[0].created_at)
     assert (replay.delivered, replay.stale, replay.failed) == (3, 1, 0)  # 3 rows, one document, stale
-    doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
-    assert doc["_version"] == outbox[-1].id and doc["_source"]["status"] == "retired"
+    found = doc(os_client, os_services, alpha.id, fact.uid)
+    assert found["_version"] == outbox[-1].id and found["_source"]["status"] == "retired"
 
 
 def test_search_counts_like_the_embedded_backend(os_services: Services) -> None:
@@ -122,55 +133,58 @@ def test_similar_without_vectors_matches_the_embedded_rule(os_services: Services
 def test_bulk_documents_carry_the_canonical_state(os_services: Services, os_client: OpenSearch) -> None:
     alpha = os_services.profiles.create("alpha")
     uids = corpus.load(os_services, alpha)
-    docs = {h["_id"]: h["_source"] for h in helpers.scan(os_client, index="memory-facts-alpha")}
+    names = backend(os_services).names
+    docs = {h["_id"]: h["_source"] for h in helpers.scan(os_client, index=names.facts)}
     assert len(docs) == len(corpus.FACTS) + len(corpus.SUPERSEDE)
     new = docs[uids["Old testing preference"]]
     assert new["supersedes"] and docs[new["supersedes"]]["status"] == "superseded"
     assert docs[new["supersedes"]]["superseded_by"] == uids["Old testing preference"]
     assert new["has_vector"] is False and "embedding" not in new
     assert docs[uids["Retired deploy runbook"]]["retired_at"] is not None
-    queries = list(helpers.scan(os_client, index="memory-queries-alpha"))
+    queries = list(helpers.scan(os_client, index=names.queries))
     assert queries == []
     os_services.search.search(alpha, "kubernetes", tags=["infra"])
     settle(os_services)
-    (hit,) = list(helpers.scan(os_client, index="memory-queries-alpha"))
+    (hit,) = list(helpers.scan(os_client, index=names.queries))
     assert hit["_source"]["query"] == "kubernetes" and hit["_source"]["tags"] == ["infra"]
     assert hit["_source"]["matched_count"] == 1 and hit["_source"]["mode"] == "lexical"
 
 
 def test_facts_written_without_a_vector_are_embedded_and_sent_again(tmp_path: Path, database_url: str,
-                                                                     os_url: str, os_client: OpenSearch) -> None:
+                                                                     os_cluster: Cluster, os_prefix: str,
+                                                                     os_client: OpenSearch) -> None:
     embedder = FakeEmbedder()
     embedder.loaded = False  # still loading when the facts are written
-    services = build_services(mirrored_settings(tmp_path, database_url, os_url, embedder="minilm"),
+    services = build_services(mirrored_settings(tmp_path, database_url, os_cluster, os_prefix, embedder="minilm"),
                               embedder=embedder)
     try:
         alpha = services.profiles.create("alpha")
         fact = services.facts.write(alpha, title="Deploy to Kubernetes", text="Argo CD", kind="project",
                                     tags=[]).fact
-        doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
-        assert doc["_source"]["has_vector"] is False and "embedding" not in doc["_source"]
+        found = doc(os_client, services, alpha.id, fact.uid)
+        assert found["_source"]["has_vector"] is False and "embedding" not in found["_source"]
 
         embedder.loaded = True
         backend(services).sync_now()
-        doc = os_client.get(index="memory-facts-alpha", id=fact.uid)
-        assert doc["_source"]["has_vector"] is True
-        assert doc["_source"]["embedding"] == pytest.approx(embedder.embed_query("Deploy to Kubernetes\nArgo CD"))
+        found = doc(os_client, services, alpha.id, fact.uid)
+        assert found["_source"]["has_vector"] is True
+        assert found["_source"]["embedding"] == pytest.approx(embedder.embed_query("Deploy to Kubernetes\nArgo CD"))
         with services.db.read() as session:
             outbox = session.exec(select(OutboxRow).where(OutboxRow.entity == "fact")).all()
-        assert len(outbox) == 2 and doc["_version"] == max(o.id for o in outbox)  # enqueued again, later
+        assert len(outbox) == 2 and found["_version"] == max(o.id for o in outbox)  # enqueued again, later
         assert all(o.delivered_at is not None for o in outbox)
     finally:
         services.close()
 
 
-def test_an_unreadable_query_matches_nothing_in_both_backends(tmp_path: Path, database_url: str, os_url: str) -> None:
+def test_an_unreadable_query_matches_nothing_in_both_backends(tmp_path: Path, database_url: str,
+                                                              os_cluster: Cluster, os_prefix: str) -> None:
     """service.search.readable on the mirror: no term is a model word and none occurs in the profile (asked of
-    OpenSearch with one size-0 search), so the count is an exact 0, as in the embedded backend."""
+    OpenSearch in the search's own _msearch), so the count is an exact 0, as in the embedded backend."""
     from tests.search.test_readable import VOCABULARY
 
     embedder = FakeEmbedder(vocabulary=VOCABULARY)
-    services = build_services(mirrored_settings(tmp_path, database_url, os_url, embedder="minilm"),
+    services = build_services(mirrored_settings(tmp_path, database_url, os_cluster, os_prefix, embedder="minilm"),
                               embedder=embedder)
     embedded = EmbeddedSearch(services.db, embedder, services.settings)
     try:

@@ -13,7 +13,9 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 from opensearchpy import OpenSearch
@@ -34,11 +36,11 @@ def osmem() -> Iterator[OsmemServer]:
 
 
 @pytest.fixture(scope="session")
-def real_opensearch() -> Iterator[str]:
+def real_opensearch() -> Iterator[Cluster]:
     """A real OpenSearch for the session, by the first route that works (see the module docstring)."""
     url = os.environ.get("OPENSEARCH_URL")
     if url:
-        yield url.rstrip("/")
+        yield Cluster(url.rstrip("/"))
         return
     route = os.environ.get("TEST_OPENSEARCH", "auto")  # auto | local | docker
     reasons: list[str] = []
@@ -49,13 +51,13 @@ def real_opensearch() -> Iterator[str]:
             reasons.append(f"local node: {exc}")
         else:
             try:
-                yield node.url
+                yield Cluster(node.url)
             finally:
                 node.remove()
             return
     if route in ("auto", "docker"):
         try:
-            yield from _container()
+            yield from (Cluster(url) for url in _container())
             return
         except _NoDocker as exc:
             reasons.append(f"docker: {exc}")
@@ -105,13 +107,54 @@ def _container() -> Iterator[str]:
         container.stop()
 
 
-def wipe(url: str) -> None:
-    """Remove what a previous test left in a real cluster (it is shared by the whole session)."""
-    client = OpenSearch(hosts=[url])
+@dataclass(frozen=True)
+class Cluster:
+    """A cluster the tests use, and how the service reaches it (user, password, CA as its settings say).
+    `admin` is the tests' own account for cleaning up (templates and pipelines need more than the service's
+    role); None on a cluster without security."""
+
+    url: str
+    username: str | None = None
+    password: str | None = None
+    ca_file: str | None = None
+    admin: tuple[str, str] | None = None
+
+    def settings(self, prefix: str) -> dict[str, object]:
+        """The MEMORY_OPENSEARCH_* settings of a service using this cluster under `prefix`."""
+        values: dict[str, object] = {"opensearch_url": self.url, "opensearch_prefix": prefix}
+        if self.username:
+            values.update(opensearch_username=self.username, opensearch_password=self.password)
+        if self.ca_file:
+            values["opensearch_ca_certs"] = self.ca_file
+        return values
+
+    def env(self, prefix: str) -> dict[str, str]:
+        """The same as MEMORY_* environment variables (for the CLI and `memory serve`)."""
+        return {f"MEMORY_{key.upper()}": str(value) for key, value in self.settings(prefix).items()}
+
+    def client(self, *, admin: bool = False) -> OpenSearch:
+        auth = self.admin if admin else ((self.username, self.password) if self.username else None)
+        options: dict[str, object] = {"hosts": [self.url]}
+        if auth:
+            options["http_auth"] = auth
+        if self.ca_file:
+            options.update(use_ssl=True, verify_certs=True, ca_certs=self.ca_file)
+        return OpenSearch(**options)  # type: ignore[arg-type]
+
+
+def new_prefix() -> str:
+    """A deployment prefix of a test's own: everything the test makes on a shared cluster starts with it."""
+    return f"mt-{secrets.token_hex(4)}"
+
+
+def remove_prefix(cluster: Cluster, prefix: str) -> None:
+    """Remove every object of the deployment `prefix` (and nothing else) from the cluster."""
+    client = cluster.client(admin=cluster.admin is not None)
     try:
-        client.indices.delete(index="memory-*", ignore_unavailable=True, allow_no_indices=True)
-        for name in ("memory-facts", "memory-queries"):
+        client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True, allow_no_indices=True,
+                              expand_wildcards="all")
+        for name in (f"{prefix}-facts", f"{prefix}-queries"):
             client.indices.delete_index_template(name=name, ignore=[404])
-        client.search_pipeline.delete(id="memory-hybrid", ignore=[404])
+        client.search_pipeline.delete(id=f"{prefix}-hybrid", ignore=[400, 404])  # osmem has no pipelines (400)
     finally:
         client.close()

@@ -107,6 +107,9 @@ class SearchBackend(Protocol):
     def changed(self, profile_id: int, profile: str) -> None:
         """Called after a transaction that changed facts of the profile committed."""
 
+    def logged(self, profile_id: int, profile: str) -> None:
+        """Called after a search's query-log row committed (a mirror delivers it off the search's path)."""
+
     def status(self) -> dict[str, Any]:
         """For /readyz."""
 

@@ -87,6 +87,9 @@ class EmbeddedSearch:
     def changed(self, profile_id: int, profile: str) -> None:
         """Nothing to push: the next search pulls the change (and so do other processes)."""
 
+    def logged(self, profile_id: int, profile: str) -> None:
+        """The query log is not indexed here."""
+
     def status(self) -> dict[str, Any]:
         with self._guard:
             indexes = list(self._indexes.values())

@@ -56,12 +56,16 @@ def top(field: str) -> dict[str, Any]:
     return {"terms": {"field": field, "size": TOP_N, "shard_size": SHARD_SIZE, "order": TOP_ORDER}}
 
 
-def summary(first: date, last: date) -> dict[str, Any]:
-    """Everything of the summary but distinct_queries, in one request over the window."""
+def _profile(profile_id: int) -> dict[str, Any]:
+    return {"term": {"profile_id": str(profile_id)}}
+
+
+def summary(profile_id: int, first: date, last: date) -> dict[str, Any]:
+    """Everything of the summary but distinct_queries, in one request over the profile's window."""
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": {"bool": {"filter": [window("created_at", first, last)]}},
+        "query": {"bool": {"filter": [_profile(profile_id), window("created_at", first, last)]}},
         "aggs": {
             "daily": {**daily("created_at", first, last), "aggs": {"zero_match": {"filter": ZERO_MATCH}}},
             "zero_match": {"filter": ZERO_MATCH},
@@ -78,7 +82,8 @@ def summary(first: date, last: date) -> dict[str, Any]:
     }
 
 
-def distinct_queries(first: date, last: date, after: dict[str, Any] | None = None) -> dict[str, Any]:
+def distinct_queries(profile_id: int, first: date, last: date, after: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
     """One page of the distinct query texts in the window; pass the previous page's after_key."""
     composite: dict[str, Any] = {
         "size": COMPOSITE_PAGE,
@@ -88,17 +93,17 @@ def distinct_queries(first: date, last: date, after: dict[str, Any] | None = Non
         composite["after"] = after
     return {
         "size": 0,
-        "query": {"bool": {"filter": [window("created_at", first, last)]}},
+        "query": {"bool": {"filter": [_profile(profile_id), window("created_at", first, last)]}},
         "aggs": {"distinct": {"composite": composite}},
     }
 
 
-def stats(first: date, last: date) -> dict[str, Any]:
-    """The store's shape from the facts index: statuses, active kinds and tags, per-day growth, span."""
+def stats(profile_id: int, first: date, last: date) -> dict[str, Any]:
+    """The profile's shape from the facts index: statuses, active kinds and tags, per-day growth, span."""
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": {"match_all": {}},
+        "query": {"bool": {"filter": [_profile(profile_id)]}},
         "aggs": {
             "status": {"terms": {"field": "status", "size": 10}},
             "active": {

@@ -1,47 +1,92 @@
 """OpenSearchBackend: the SearchBackend of the scale-out deployment (MEMORY_SEARCH=opensearch).
 
-The canonical store stays the truth; this backend keeps a per-profile mirror in OpenSearch and searches
-there. Writes never depend on the cluster: the domain records an outbox row in the write's own transaction,
-`changed()` pushes it at once (refresh=true, so the writer's next search sees it), and a background
-worker delivers whatever is left. While the cluster is unreachable, searches are answered lexically from
-the canonical store (matched_count null, mode "degraded") and /readyz reports the outbox lag.
+The canonical store stays the truth; this backend keeps the deployment's mirror -- two shared indices for
+every profile (service.search.opensearch.templates) -- and searches there. Writes never depend on the cluster:
+the domain records an outbox row in the write's own transaction, `changed()` pushes a fact change at once
+(refresh=true, so the writer's next search sees it), a search's query-log row is left to the background
+worker (`logged()` only wakes it: no round trip on the search's path), and the worker delivers whatever is
+left. While the cluster is unreachable, searches are answered lexically from the canonical store
+(matched_count null, mode "degraded") and /readyz reports why and the outbox lag.
 
-Indices: created at start-up for every profile, and lazily on first use (a profile created by the CLI gets
-its indices within one worker interval, or at its first write or search); an index that had to be created
-while the profile already has data, e.g. after a cluster was lost, is backfilled from the canonical store.
+One profile's trouble is never another's: a document the cluster refuses fails only its own outbox rows
+(attempts, last_error); that profile backs off on its own (and its searches say `degraded`, its mirror being
+known incomplete) while the worker goes on with the others. Creating a profile changes nothing in the cluster.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from service import clock
 from service.config import Settings
-from service.domain.models import embedding_text
+from service.domain.models import ProfileRef, embedding_text
 from service.domain.ports import Embedder, Hit, SearchBackend, SearchHits, SearchRequest, Sourced
-from service.domain.models import ProfileRef
 from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
-from service.store.canonical import Canonical
 from service.search.opensearch.client import IndexMissing, make_client, short
+from service.search.opensearch.cluster import plugin_problems, version_problems
 from service.search.opensearch.health import Health
 from service.search.opensearch.indices import IndexManager
-from service.search.opensearch.mirror import Mirror
+from service.search.opensearch.mirror import Delivery, Mirror
 from service.search.opensearch.searcher import Searcher
 from service.search.opensearch.summary import MirrorAggregates
 from service.search.opensearch.worker import SyncWorker
 from service.store import repository as repo
+from service.store.canonical import Canonical
 from service.store.engine import Database
 
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
 LAG_DEGRADED_SECONDS = 30.0
+PROFILE_BACKOFF_MAX = 60.0
+UNFIT_RECHECK_SECONDS = 30.0  # an unfit cluster (too old, a plugin or template missing) is asked again after
+
+
+class ClusterUnfit(BackendUnavailable):
+    """The cluster cannot serve this release (version, plugins, templates): searches answer degraded."""
+
+
+class ProfileMirrorIncomplete(BackendUnavailable):
+    """The cluster refused some of this profile's documents: its searches answer degraded (others do not)."""
+
+
+class ProfileBackoff:
+    """Profiles whose documents the cluster refused: each waits on its own, doubling up to a minute."""
+
+    def __init__(self, base: float) -> None:
+        self.base = base
+        self._lock = threading.Lock()
+        self._failing: dict[int, tuple[int, float, str]] = {}  # profile id -> (failures, retry at, last error)
+
+    def failed(self, profile_id: int, reason: str) -> None:
+        with self._lock:
+            failures = self._failing.get(profile_id, (0, 0.0, ""))[0] + 1
+            wait = min(PROFILE_BACKOFF_MAX, self.base * 2 ** min(failures - 1, 10))
+            self._failing[profile_id] = (failures, time.monotonic() + wait, reason)
+
+    def ok(self, profile_id: int) -> None:
+        with self._lock:
+            self._failing.pop(profile_id, None)
+
+    def waiting(self, profile_id: int) -> bool:
+        with self._lock:
+            entry = self._failing.get(profile_id)
+            return entry is not None and time.monotonic() < entry[1]
+
+    def failing(self, profile_id: int) -> bool:
+        with self._lock:
+            return profile_id in self._failing
+
+    def report(self) -> dict[str, str]:
+        with self._lock:
+            return {str(pid): reason for pid, (_, _, reason) in self._failing.items()}
 
 
 class OpenSearchBackend:
@@ -53,16 +98,21 @@ class OpenSearchBackend:
         self.client = make_client(settings)
         self.health = Health(quiet_seconds=settings.opensearch_sync_interval)
         self.indices = IndexManager(self.client, settings, embedder)
+        self.names = self.indices.names
         self.canonical = Canonical(db, embedder.model_id)
-        self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.dimension)
-        self.searcher = Searcher(self.client, settings, embedder)
-        self.aggregates = MirrorAggregates(self.client, self.canonical, self.health)
+        self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.dimension, self.names)
+        self.searcher = Searcher(self.client, settings, embedder, self.names.facts)
+        self.aggregates = MirrorAggregates(self.client, self.canonical, self.health, self.names.facts,
+                                           self.names.queries)
         self.fallback = fallback  # lexical, from the canonical store (built by service.container)
+        self.backoff = ProfileBackoff(settings.opensearch_sync_interval)
         self._dimension: int | None = None
-        self._installed = False
-        self._ready: set[str] = set()  # profiles whose two aliases are known to exist
-        self._locks: defaultdict[str, threading.RLock] = defaultdict(threading.RLock)
-        self._guard = threading.Lock()
+        self._prepared = False
+        self._unfit: list[str] = []  # why the cluster cannot serve this release, as last checked
+        self._lacking: list[str] = []  # plugins it lacks (searches run by words only, or no vectors)
+        self._unfit_until = 0.0
+        self._preparing = threading.Lock()
+        self._pushing: defaultdict[int, threading.Lock] = defaultdict(threading.Lock)
         self._cycling = threading.Lock()  # one sync cycle at a time (the worker's, `memory check`'s, a test's)
         self.worker = SyncWorker(self._cycle, settings.opensearch_sync_interval)
         if start_worker:
@@ -72,24 +122,25 @@ class OpenSearchBackend:
 
     def search(self, request: SearchRequest) -> SearchHits:
         try:
-            self._usable()
+            self._usable(request.profile_id)
             try:
                 found = self._search(request)
-            except IndexMissing:  # dropped since this process built it (a rename freed the name, a lost
-                self._forget(request.profile)  # cluster): rebuilt from the canonical store, asked again
+            except IndexMissing:  # dropped since this process built it (a lost cluster): rebuilt, asked again
+                self._prepared = False
                 found = self._search(request)
             self.health.ok()
             return found
         except (BackendUnavailable, EmbeddingUnavailable) as exc:
-            self._failed(request.profile, exc)
+            self._failed(exc)
             hits = self.fallback.search(SearchRequest(
                 profile_id=request.profile_id, profile=request.profile, query=request.query, limit=request.limit,
                 kind=request.kind, tags=request.tags, vector=None))
-            # The mirror is unavailable: answered lexically from the canonical store, counts unknown.
+            # The mirror is unavailable (or this profile's is incomplete): answered lexically from the
+            # canonical store, counts unknown.
             return SearchHits(None, None, hits.hits, DEGRADED)
 
     def _search(self, request: SearchRequest) -> SearchHits:
-        self.ensure_profile(request.profile)
+        self.prepare()
         return self.searcher.search(request, dimension=self.dimension(), pipeline_error=self.indices.pipeline_error)
 
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
@@ -98,47 +149,51 @@ class OpenSearchBackend:
         if row is None or row.id is None:
             return []
         try:
-            self._usable()
-            self.ensure_profile(profile)
+            self._usable(profile_id)
+            self.prepare()
             ((_, vector),) = self.canonical.facts(profile_id, ids=[row.id])
             if vector is not None and int(vector.shape[0]) != self.dimension():
                 vector = None
-            return self.searcher.similar(profile, uid, limit, vector=vector, title=row.title, text=row.text)
+            return self.searcher.similar(profile_id, uid, limit, vector=vector, title=row.title, text=row.text)
         except (BackendUnavailable, EmbeddingUnavailable) as exc:
-            self._failed(profile, exc)
+            self._failed(exc)
             return self.fallback.similar(profile_id, profile, uid, limit)
 
     def changed(self, profile_id: int, profile: str) -> None:
         """Push the profile's pending outbox rows now. Never raises: the change is committed already, and
         whatever cannot be delivered now stays in the outbox for the worker."""
-        if not self.health.usable():
+        if not self.health.usable() or self.backoff.waiting(profile_id):
             return
         try:
-            self.push(profile_id, profile, wait=True)
+            self.push(profile_id, wait=True)
             self.health.ok()
         except Exception as exc:
-            self._failed(profile, exc)
+            self._failed(exc)
             log.warning("mirror push for %s deferred to the worker: %s", profile, short(exc))
 
-    def profile_created(self, profile_id: int, profile: str) -> None:
-        """Create the profile's indices now (also done lazily and by the worker)."""
-        self.ensure_profile(profile)
+    def logged(self, profile_id: int, profile: str) -> None:
+        """A search's query-log row is committed: the worker delivers it (soon, off the search's path)."""
+        self.worker.wake()
 
     def status(self) -> dict[str, Any]:
-        problems = []
+        problems = [*self._unfit, *self._lacking]
         try:
             pending, oldest = self.canonical.lag()
         except BackendUnavailable as exc:  # the database check of /readyz reports it; keep this one going
             pending, oldest = -1, None
             problems.append(f"outbox unreadable: {exc.message}")
         age = round((clock.utcnow() - oldest).total_seconds(), 3) if oldest is not None else 0.0
-        reachable = bool(self.client.ping(request_timeout=2))
-        if not reachable or self.health.down:
-            problems.append("cluster unreachable: searches answered lexically from the canonical store")
+        reachable, why = self._reachable()
+        if not reachable:
+            problems.append(f"{why}: searches answered lexically from the canonical store")
         if age > LAG_DEGRADED_SECONDS:
             problems.append(f"outbox lagging: {pending} changes pending, oldest {age:.0f} s")
         if self.indices.pipeline_error and self.embedder.enabled:
             problems.append(f"hybrid pipeline unavailable: {self.indices.pipeline_error}")
+        failing = self.backoff.report()
+        if failing:
+            problems.append(f"{len(failing)} profile(s) with documents the cluster refused (their searches answer "
+                            f"degraded): {next(iter(failing.values()))}")
         report = self.health.report()
         report["reachable"] = reachable and report["reachable"]
         return {
@@ -147,9 +202,10 @@ class OpenSearchBackend:
             "problems": problems,
             **report,
             "outbox": {"pending": pending, "oldest_pending_age_s": age},
+            "indices": {"facts": self.names.facts, "queries": self.names.queries, "pipeline": self.names.pipeline
+                        if self.embedder.enabled else None},
             "template_version": tpl.TEMPLATE_VERSION,
-            "pipeline": tpl.PIPELINE_ID if self.embedder.enabled else None,
-            "profiles_ready": len(self._ready),
+            "profiles_failing": failing,
             "aggregates": self.aggregates.report(),
         }
 
@@ -173,71 +229,82 @@ class OpenSearchBackend:
             self._dimension = self.indices.dimension()
         return self._dimension
 
+    def prepare(self) -> None:
+        """The cluster can serve this release, the templates and pipeline are in place (put them, or checked
+        with MEMORY_OPENSEARCH_INSTALL=check), and the shared indices exist (created and backfilled from the
+        canonical store if they did not). Once per process, again after an index went missing."""
+        if self._prepared:
+            return
+        with self._preparing:
+            if self._prepared:
+                return
+            if self._unfit and time.monotonic() < self._unfit_until:  # asked a moment ago: still unfit
+                raise ClusterUnfit(f"opensearch: {self._unfit[0]}")
+            self._unfit_until = time.monotonic() + UNFIT_RECHECK_SECONDS
+            self._unfit = version_problems(self.client)
+            self._lacking = [] if self._unfit else plugin_problems(self.client, vectors=self.embedder.enabled)
+            if not self._unfit and self.settings.opensearch_install == "check":
+                self._unfit = [f"{d}: an administrator runs `memory opensearch install`"
+                               for d in self.indices.differences()]
+            if self._unfit:
+                raise ClusterUnfit(f"opensearch: {self._unfit[0]}")
+            if self.settings.opensearch_install == "auto":
+                self.indices.install()
+            created = self.indices.ensure()
+            if created:
+                for profile_id, _ in self.canonical.profiles():
+                    self.mirror.backfill(profile_id, facts_index=self.names.facts, queries_index=self.names.queries,
+                                         aliases=True)
+                self.indices.refresh(self.names.facts)  # searchable before the next search
+                log.info("mirror: created %s", ", ".join(created))
+            self._prepared = True
+
     def install(self) -> dict[str, Any]:
         report = self.indices.install()
-        self._installed = True
+        self._prepared = False
         return report
 
-    def ensure_profile(self, profile: str) -> None:
-        """The profile's aliases exist (created, and backfilled from the canonical store, if they did not)."""
-        if profile in self._ready:
-            return
-        with self._locks[profile]:
-            if profile in self._ready:
-                return
-            if not self._installed or not self.indices.installed():
-                self.install()  # before any index is created, or it would miss its mappings
-            self._settle_renames()  # a renamed profile's new name may hold an older profile's indices
-            created = self.indices.ensure(profile)
-            if created:
-                profile_id = self._profile_id(profile)
-                if profile_id is not None:
-                    self.mirror.backfill(profile_id, profile, facts_index=tpl.alias(tpl.FACTS, profile),
-                                         queries_index=tpl.alias(tpl.QUERIES, profile), aliases=True)
-                    self.indices.refresh(tpl.alias(tpl.FACTS, profile))  # searchable before the next search
-                log.info("mirror: created %s", ", ".join(created))
-            with self._guard:
-                self._ready.add(profile)
-
-    def push(self, profile_id: int, profile: str, *, wait: bool) -> None:
-        with self._locks[profile]:
-            self.ensure_profile(profile)
+    def push(self, profile_id: int, *, wait: bool) -> Delivery:
+        with self._pushing[profile_id]:
+            self.prepare()
             try:
-                self.mirror.push(profile_id, profile, wait=wait)
+                done = self.mirror.push(profile_id, wait=wait)
             except IndexMissing:  # the cluster lost the index since we looked: rebuild it, then deliver
-                self._forget(profile)
-                self.ensure_profile(profile)
-                self.mirror.push(profile_id, profile, wait=wait)
+                self._prepared = False
+                self.prepare()
+                done = self.mirror.push(profile_id, wait=wait)
+        if done.failed:
+            self.backoff.failed(profile_id, next(iter(done.errors.values()), "documents refused"))
+        else:
+            self.backoff.ok(profile_id)
+        return done
 
     def sync_now(self) -> None:
         """One full sync cycle in the caller's thread (tests, `memory check`)."""
         self._cycle()
 
     def _cycle(self) -> None:
-        """Install templates, make sure every profile has its indices (new profiles, a restarted cluster),
-        deliver every pending outbox row, and embed facts still lacking a vector."""
+        """Check and prepare the cluster, deliver every profile's pending outbox rows (profiles backing off
+        wait their turn), and embed facts still lacking a vector."""
         with self._cycling:  # two at once would both embed the same unembedded facts and enqueue them twice
             self._cycle_once()
 
     def _cycle_once(self) -> None:
         try:
-            if not self._installed:
-                self.install()
-            self._settle_renames()
-            existing = self.indices.existing_aliases()
-            for _, name in self.canonical.profiles():
-                if tpl.alias(tpl.FACTS, name) not in existing or tpl.alias(tpl.QUERIES, name) not in existing:
-                    self._forget(name)
-                self.ensure_profile(name)
-            for profile_id, name in self.canonical.profiles_with_pending():
-                self.push(profile_id, name, wait=False)
+            self.prepare()
+            self.mirror.settle_renames()
+            self._deliver_pending()
             if self._embed_missing():  # re-enqueued with their vectors: deliver them now
-                for profile_id, name in self.canonical.profiles_with_pending():
-                    self.push(profile_id, name, wait=False)
+                self._deliver_pending()
             self.health.ok()
         except Exception as exc:
-            self.health.failed(short(exc))
+            self._failed(exc)
             raise
+
+    def _deliver_pending(self) -> None:
+        for profile_id, _ in self.canonical.profiles_with_pending():
+            if not self.backoff.waiting(profile_id):
+                self.push(profile_id, wait=False)
 
     def _embed_missing(self) -> bool:
         """Embed facts written while the embedder was loading or failing (a batch per cycle), store the
@@ -262,25 +329,23 @@ class OpenSearchBackend:
 
     # --- helpers ----------------------------------------------------------------------------------
 
-    def _usable(self) -> None:
+    def _usable(self, profile_id: int) -> None:
         if not self.health.usable():
             raise BackendUnavailable("opensearch: unreachable a moment ago")
+        if self.backoff.failing(profile_id):
+            raise ProfileMirrorIncomplete("opensearch: this profile's documents were refused (see /readyz)")
 
-    def _failed(self, profile: str, exc: BaseException) -> None:
+    def _reachable(self) -> tuple[bool, str]:
+        """(reachable, why not): a probe of the cluster for /readyz."""
+        try:
+            self.client.info(request_timeout=2)
+        except Exception as exc:  # noqa: BLE001 - any failure means "not reachable", with its reason
+            return False, f"cluster unreachable ({short(exc)})"
+        return True, ""
+
+    def _failed(self, exc: BaseException) -> None:
         if isinstance(exc, IndexMissing):
-            self._forget(profile)
-        elif isinstance(exc, BackendUnavailable) and not isinstance(exc, EmbeddingUnavailable):
+            self._prepared = False
+        elif isinstance(exc, BackendUnavailable) and not isinstance(
+                exc, EmbeddingUnavailable | ClusterUnfit | ProfileMirrorIncomplete):
             self.health.failed(short(exc))  # the cluster's failure; an embedder's says nothing about it
-
-    def _settle_renames(self) -> None:
-        """Follow `memory profile rename`: the old and new names' indices are dropped (and forgotten here);
-        the profile is rebuilt under its new name by ensure_profile, here or at its next use."""
-        for name in self.mirror.settle_renames(self.indices.drop_profile):
-            self._forget(name)
-
-    def _forget(self, profile: str) -> None:
-        with self._guard:
-            self._ready.discard(profile)
-
-    def _profile_id(self, profile: str) -> int | None:
-        return next((pid for pid, name in self.canonical.profiles() if name == profile), None)

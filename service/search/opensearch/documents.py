@@ -1,5 +1,9 @@
 """Index documents built from canonical rows, and the bulk actions that carry them (pure functions).
 
+Every document carries its profile's id (`profile_id`, what queries filter on) and is routed by it: a
+profile's documents share a shard of the deployment's shared index, and a search asks that shard only. The
+id, not the name, so a renamed profile's documents stay where they are.
+
 A document's external version is the id of the latest outbox row of its entity (0 when it has none, e.g. a
 fact written before the mirror existed): a later change always has a larger outbox id, so a replayed or late
 delivery of an older state is refused with 409 and changes nothing.
@@ -15,29 +19,33 @@ from service import clock
 from service.store.tables import FactRow, QueryLogRow
 
 
-def fact_document(row: FactRow, profile: str, vector: np.ndarray | None) -> dict[str, Any]:
+def routing(profile_id: int) -> str:
+    return str(profile_id)
+
+
+def fact_document(row: FactRow, vector: np.ndarray | None) -> dict[str, Any]:
     if row.redacted_at is not None:
-        return redacted_document(row, profile)
-    doc = _fact_fields(row, profile, title=row.title, text=row.text)
+        return redacted_document(row)
+    doc = _fact_fields(row, title=row.title, text=row.text)
     doc["has_vector"] = vector is not None
     if vector is not None:
         doc["embedding"] = [float(x) for x in vector]
     return doc
 
 
-def redacted_document(row: FactRow, profile: str) -> dict[str, Any]:
+def redacted_document(row: FactRow) -> dict[str, Any]:
     """A redacted fact stays in the mirror only as what the stats count (status, kind, tags, timestamps):
     no title, text or embedding, so no search can match it; without `has_vector` it is not "waiting for a
     vector" either (that query asks for has_vector: false)."""
-    return _fact_fields(row, profile)
+    return _fact_fields(row)
 
 
-def _fact_fields(row: FactRow, profile: str, **words: str) -> dict[str, Any]:
+def _fact_fields(row: FactRow, **words: str) -> dict[str, Any]:
     """The fields of every fact document, with the fact's words (title, text) when it still has them."""
     return {
         "uid": row.uid,
         "fact_id": row.id,
-        "profile": profile,
+        "profile_id": routing(row.profile_id),
         **words,
         "tags": list(row.tags or []),
         "kind": row.kind,
@@ -50,10 +58,10 @@ def _fact_fields(row: FactRow, profile: str, **words: str) -> dict[str, Any]:
     }
 
 
-def query_document(row: QueryLogRow, profile: str) -> dict[str, Any]:
+def query_document(row: QueryLogRow) -> dict[str, Any]:
     return {
         "log_id": row.id,
-        "profile": profile,
+        "profile_id": routing(row.profile_id),
         "query": row.query,
         "tags": list(row.tags or []),
         "kind": row.kind,
@@ -68,13 +76,17 @@ def query_document(row: QueryLogRow, profile: str) -> dict[str, Any]:
     }
 
 
-def index_action(index: str, doc_id: str, version: int, source: dict[str, Any]) -> dict[str, Any]:
-    """One bulk `index` action with external versioning (stale versions are refused with 409)."""
+def index_action(index: str, doc_id: str, version: int, source: dict[str, Any], *,
+                 version_type: str = "external") -> dict[str, Any]:
+    """One bulk `index` action with external versioning (stale versions are refused with 409), routed by the
+    document's profile. `external_gte` also rewrites a document at its own version (a repair: the canonical
+    content of a version is what was sent at that version, so rewriting it is safe)."""
     return {
         "_op_type": "index",
         "_index": index,
         "_id": doc_id,
+        "_routing": source["profile_id"],
         "version": version,
-        "version_type": "external",
+        "version_type": version_type,
         "_source": source,
     }

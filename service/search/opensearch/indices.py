@@ -1,9 +1,13 @@
-"""Templates, the search pipeline, and the per-profile indices behind their aliases.
+"""Templates, the search pipeline, and the deployment's two shared indices behind their aliases.
 
-Every profile has two aliases, `memory-facts-<p>` and `memory-queries-<p>`, each pointing at one versioned
-index `<alias>.v<N>` (is_write_index). Reads and writes only ever name the alias, so `memory reindex`
-builds `<alias>.v<N+1>` beside the live index and swaps the alias in one atomic _aliases call.
-Everything here is idempotent: installing twice, or two processes creating the same index, is harmless.
+`<prefix>-facts` and `<prefix>-queries` each point at one versioned index `<alias>.v<N>` (is_write_index).
+Reads and writes only ever name the alias, so `memory reindex` builds `<alias>.v<N+1>` beside the live index and
+swaps the alias in one atomic _aliases call. Everything here is idempotent: installing twice, or two processes
+creating the same index, is harmless.
+
+Templates and pipeline: with MEMORY_OPENSEARCH_INSTALL=auto the service puts them itself (at start-up and by
+`memory reindex`); with `check` an administrator does (`memory opensearch install`) and the service only
+compares what the cluster holds with what this release renders (by the fingerprint in each body).
 """
 
 from __future__ import annotations
@@ -21,15 +25,18 @@ from service.search.opensearch.client import IndexMissing, short, translated
 
 log = logging.getLogger(__name__)
 
-ENTITIES = (tpl.FACTS, tpl.QUERIES)
-
 
 class IndexManager:
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder) -> None:
         self.client = client
         self.settings = settings
         self.embedder = embedder
+        self.names = tpl.Names(settings.opensearch_prefix)
         self.pipeline_error: str | None = None  # set when the cluster cannot run hybrid (no neural-search)
+
+    @property
+    def aliases(self) -> tuple[str, str]:
+        return self.names.facts, self.names.queries
 
     # --- templates and pipeline -------------------------------------------------------------------
 
@@ -43,38 +50,76 @@ class IndexManager:
         return int(self.embedder.dim)
 
     def template_bodies(self) -> dict[str, dict[str, Any]]:
-        s = self.settings
+        s, names = self.settings, self.names
         return {
-            tpl.FACTS: tpl.render_facts(shards=s.opensearch_shards, replicas=s.opensearch_replicas,
-                                        dimension=self.dimension(), embedder=self.embedder.model_id),
-            tpl.QUERIES: tpl.render_queries(shards=s.opensearch_shards, replicas=s.opensearch_replicas),
+            names.facts: tpl.render_facts(names, shards=s.opensearch_shards, replicas=s.opensearch_replicas,
+                                          dimension=self.dimension(), embedder=self.embedder.model_id,
+                                          vectors=self.embedder.enabled and self.pipeline_error is None),
+            names.queries: tpl.render_queries(names, shards=s.opensearch_shards, replicas=s.opensearch_replicas),
         }
 
+    def pipeline_body(self) -> dict[str, Any] | None:
+        """The hybrid pipeline (None with MEMORY_EMBEDDER=none: plain BM25 needs none)."""
+        if not self.embedder.enabled:
+            return None
+        return tpl.render_pipeline(lexical_weight=self.settings.lexical_weight,
+                                   vector_weight=self.settings.vector_weight)
+
     def install(self) -> dict[str, Any]:
-        """PUT both index templates and (when vectors are on) the hybrid pipeline. Safe to repeat."""
-        with translated("install templates"):
-            for name, body in self.template_bodies().items():
-                self.client.indices.put_index_template(name=name, body=body)
-        report: dict[str, Any] = {"templates": list(ENTITIES), "template_version": tpl.TEMPLATE_VERSION}
-        if self.embedder.enabled:
-            body = tpl.render_pipeline(lexical_weight=self.settings.lexical_weight,
-                                       vector_weight=self.settings.vector_weight)
+        """PUT the pipeline (the facts template names it as the index's default) and both index templates."""
+        report: dict[str, Any] = {"templates": list(self.template_bodies()), "template_version": tpl.TEMPLATE_VERSION}
+        pipeline = self.pipeline_body()
+        if pipeline is not None:
             try:
                 with translated("install search pipeline"):
-                    self.client.search_pipeline.put(id=tpl.PIPELINE_ID, body=body)
+                    self.client.search_pipeline.put(id=self.names.pipeline, body=pipeline)
                 self.pipeline_error = None
             except Exception as exc:  # the cluster lacks neural-search: hybrid search falls back
                 self.pipeline_error = short(exc)
-                log.warning("search pipeline %s not installed: %s", tpl.PIPELINE_ID, self.pipeline_error)
-            report["pipeline"] = self.pipeline_error or tpl.PIPELINE_ID
+                log.warning("search pipeline %s not installed: %s", self.names.pipeline, self.pipeline_error)
+            report["pipeline"] = self.pipeline_error or self.names.pipeline
+        with translated("install templates"):
+            for name, body in self.template_bodies().items():
+                self.client.indices.put_index_template(name=name, body=body)
         return report
 
-    def installed(self) -> bool:
-        """Both templates are in the cluster (a restarted, empty cluster has none)."""
-        with translated("get templates"):
-            return all(self.client.indices.exists_index_template(name=name) for name in ENTITIES)
+    def differences(self) -> list[str]:
+        """What the cluster holds that is not what this release renders (empty: installed and matching)."""
+        out = []
+        for name, body in self.template_bodies().items():
+            try:
+                with translated("get index template"):
+                    found = self.client.indices.get_index_template(name=name)
+                meta = found["index_templates"][0]["index_template"].get("_meta", {})
+            except IndexMissing:
+                out.append(f"index template {name} is missing")
+                continue
+            if meta.get("fingerprint") != body["_meta"]["fingerprint"]:
+                out.append(f"index template {name} differs from this release's (template v{meta.get('template_version')}"
+                           f", this release renders v{tpl.TEMPLATE_VERSION} for these settings)")
+        pipeline = self.pipeline_body()
+        if pipeline is not None:
+            try:
+                with translated("get search pipeline"):
+                    found = self.client.search_pipeline.get(id=self.names.pipeline)
+                installed = next(iter(found.values()), {})
+            except IndexMissing:
+                out.append(f"search pipeline {self.names.pipeline} is missing")
+            else:
+                if tpl.pipeline_fingerprint(installed) != tpl.pipeline_fingerprint(pipeline):
+                    out.append(f"search pipeline {self.names.pipeline} differs from this release's (weights "
+                               f"{self._weights(installed)}, MEMORY_LEXICAL_WEIGHT wants {self._weights(pipeline)})")
+        return out
 
-    # --- per-profile indices ----------------------------------------------------------------------
+    @staticmethod
+    def _weights(body: dict[str, Any]) -> Any:
+        try:
+            processor = body["phase_results_processors"][0]["normalization-processor"]
+            return processor["combination"]["parameters"]["weights"]
+        except (KeyError, IndexError, TypeError):
+            return "unknown"
+
+    # --- the shared indices -----------------------------------------------------------------------
 
     def current(self, alias: str) -> str | None:
         """The index the alias points at, None when the alias does not exist."""
@@ -107,12 +152,11 @@ class IndexManager:
             raise
         return index
 
-    def ensure(self, profile: str) -> list[str]:
-        """Create the profile's missing indices (attached to their aliases); returns the aliases created,
+    def ensure(self) -> list[str]:
+        """Create the deployment's missing indices (attached to their aliases); returns the aliases created,
         whose content the caller must backfill from the canonical store."""
         created = []
-        for entity in ENTITIES:
-            alias = tpl.alias(entity, profile)
+        for alias in self.aliases:
             if self.current(alias) is None:
                 orphan = self.versions(alias)  # e.g. a crash between create and attach
                 if orphan:
@@ -121,15 +165,6 @@ class IndexManager:
                     self.create(alias, attach=True)
                 created.append(alias)
         return created
-
-    def existing_aliases(self) -> set[str]:
-        """Every memory-* alias of the cluster, in one request (a restarted cluster has none)."""
-        try:
-            with translated("list aliases"):
-                found = self.client.indices.get_alias(name=",".join(f"{e}-*" for e in ENTITIES))
-        except IndexMissing:
-            return set()
-        return {name for body in found.values() for name in body.get("aliases", {})}
 
     def swap(self, alias: str, index: str) -> list[str]:
         """Point the alias at `index` only, atomically; returns the indices it pointed at before."""
@@ -152,13 +187,22 @@ class IndexManager:
             with translated("delete old indices"):
                 self.client.indices.delete(index=",".join(indices), ignore_unavailable=True)
 
-    def drop_profile(self, profile: str) -> list[str]:
-        """Drop every index of both aliases of a profile name (a renamed profile's old name; what a new name
-        may have left from an earlier profile of that name). Derived copies only: the caller rebuilds the
-        profile under its current name from the canonical store."""
-        found = [index for entity in ENTITIES for index in self.versions(tpl.alias(entity, profile))]
-        self.delete(found)
-        return found
+    def legacy(self, profiles: list[str]) -> list[str]:
+        """The indices of the legacy per-profile layout (before template v3) of these profile names:
+        `<prefix>-facts-<profile>.v<N>` and the queries' twin, built by this service (their _meta says so)."""
+        wanted = {self.names.legacy_alias(entity, p) for entity in tpl.ENTITIES for p in profiles}
+        found: list[str] = []
+        for entity in tpl.ENTITIES:
+            with translated("list legacy indices"):
+                mappings = self.client.indices.get_mapping(index=f"{self.names.alias(entity)}-*",
+                                                           allow_no_indices=True, ignore_unavailable=True)
+            for index, body in mappings.items():
+                alias = index.rsplit(".v", 1)[0]
+                meta = body.get("mappings", {}).get("_meta", {})
+                if alias in wanted and tpl.version_of(index, alias) is not None \
+                        and int(meta.get("template_version", 0)) < tpl.TEMPLATE_VERSION:
+                    found.append(index)
+        return sorted(found)
 
     def meta(self, alias: str) -> dict[str, Any]:
         """The mapping _meta of the index behind the alias ({} when absent)."""

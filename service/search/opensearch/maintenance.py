@@ -1,12 +1,17 @@
-"""`memory reindex` and `memory check` in opensearch mode (the CLI only calls these).
+"""`memory reindex`, `memory check` and `memory opensearch …` in opensearch mode (the CLI only calls these).
 
-reindex: build `<alias>.v<N+1>` from the canonical store beside the live index, swap the alias atomically,
-replay the outbox rows delivered during the build (they reached the old index), delete the old index.
-Searches never see a half-built index, and nothing written meanwhile is lost.
+rebuild (`memory reindex`, no profile; `memory redact`): build `<alias>.v<N+1>` of both shared indices from the
+canonical store beside the live ones, swap the aliases atomically, replay the outbox rows delivered during the
+build (they reached the old indices), delete the old indices -- and the indices of the legacy per-profile layout
+(before template v3) of this store's profiles, which is how a deployment moves to the shared layout. Searches
+never see a half-built index, and nothing written meanwhile is lost.
 
-check: compare the canonical store with the mirror, per profile: counts, ids, external versions (the
-latest outbox id of each row), status and vector presence of facts, pending outbox rows, and whether the
-index behind the alias was built by this release's template and embedder. Empty report = in step.
+resend (`memory reindex NAME`, `memory import`): every document of one profile sent again into the live indices
+(external versions: nothing newer is overwritten).
+
+check: the cluster (version, plugins, templates and pipeline) and, per profile, the canonical store against the
+mirror: counts, ids, external versions (the latest outbox id of each row), status and vector presence of
+facts, pending outbox rows, and whether the index was built by this release's template and embedder.
 """
 
 from __future__ import annotations
@@ -19,13 +24,16 @@ from opensearchpy import helpers
 
 from service.clock import utcnow
 from service.config import Settings
-from service.domain.ports import Embedder
 from service.domain.models import ProfileRef
+from service.domain.ports import Embedder
+from service.errors import BackendUnavailable
 from service.search.opensearch import templates as tpl
-from service.store.canonical import Canonical
 from service.search.opensearch.client import IndexMissing, make_client, translated
+from service.search.opensearch.cluster import plugin_problems, version_problems
+from service.search.opensearch.documents import routing
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
+from service.store.canonical import Canonical
 from service.store.engine import Database
 
 REPLAY_MARGIN = timedelta(seconds=30)  # clock skew between processes marking rows delivered
@@ -34,27 +42,56 @@ SHOWN = 20  # ids listed per kind of difference
 Tick = Callable[[int, int], None]
 
 
+class TemplatesNotInstalled(BackendUnavailable):
+    """MEMORY_OPENSEARCH_INSTALL=check and the cluster lacks this release's templates or pipeline."""
+
+
 class MirrorMaintenance:
     def __init__(self, settings: Settings, db: Database, embedder: Embedder) -> None:
         self.settings, self.embedder = settings, embedder
         self.client = make_client(settings)
         self.indices = IndexManager(self.client, settings, embedder)
+        self.names = self.indices.names
         self.canonical = Canonical(db, embedder.model_id)
-        self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.indices.dimension)
+        self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.indices.dimension, self.names)
 
     def close(self) -> None:
         self.client.close()
 
-    # --- reindex -----------------------------------------------------------------------------------
+    # --- templates -----------------------------------------------------------------------------------
 
-    def reindex(self, profile: ProfileRef, progress: Tick | None = None) -> dict[str, Any]:
-        self.indices.install()
-        self.mirror.settle_renames(self.indices.drop_profile)  # a rename not followed yet: old indices go
+    def prepare(self) -> dict[str, Any]:
+        """Templates and pipeline in place: put them (MEMORY_OPENSEARCH_INSTALL=auto), or refuse to go on when
+        they are not those of this release (check: an administrator installs them)."""
+        if self.settings.opensearch_install == "auto":
+            return self.indices.install()
+        differences = self.indices.differences()
+        if differences:
+            raise TemplatesNotInstalled(f"{'; '.join(differences)}: an administrator runs `memory opensearch "
+                                        "install` (MEMORY_OPENSEARCH_INSTALL=check)")
+        return {"templates": "checked", "template_version": tpl.TEMPLATE_VERSION}
+
+    def install(self) -> dict[str, Any]:
+        """`memory opensearch install`: put the templates and the pipeline, create the shared indices."""
+        report = self.indices.install()
+        created = self.indices.ensure()
+        if created:
+            for profile_id, _ in self.canonical.profiles():
+                self.mirror.backfill(profile_id, facts_index=self.names.facts, queries_index=self.names.queries,
+                                     aliases=True)
+        return {**report, "indices_created": created}
+
+    # --- rebuild and resend --------------------------------------------------------------------------
+
+    def rebuild(self, progress: Tick | None = None) -> dict[str, Any]:
+        """Rebuild both shared indices from the canonical store (every profile) and swap the aliases."""
+        self.prepare()
+        self.mirror.settle_renames()
         started = utcnow() - REPLAY_MARGIN
-        facts_alias, queries_alias = tpl.alias(tpl.FACTS, profile.name), tpl.alias(tpl.QUERIES, profile.name)
-        new_facts = self.indices.create(facts_alias, attach=False)
-        new_queries = self.indices.create(queries_alias, attach=False)
-        total = sum(self.canonical.counts(profile.id))
+        profiles = self.canonical.profiles()
+        new_facts = self.indices.create(self.names.facts, attach=False)
+        new_queries = self.indices.create(self.names.queries, attach=False)
+        total = sum(sum(self.canonical.counts(pid)) for pid, _ in profiles)
         done = 0
         if progress:
             progress(0, total)
@@ -65,43 +102,84 @@ class MirrorMaintenance:
             if progress:
                 progress(done, total)
 
-        counts = self.mirror.backfill(profile.id, profile.name, facts_index=new_facts, queries_index=new_queries,
-                                      aliases=False, progress=step)
+        counts = {"facts": 0, "facts_failed": 0, "queries": 0, "queries_failed": 0}
+        for profile_id, _ in profiles:
+            found = self.mirror.backfill(profile_id, facts_index=new_facts, queries_index=new_queries, aliases=False,
+                                         progress=step)
+            counts = {k: counts[k] + found[k] for k in counts}
         self.indices.refresh(new_facts)
         self.indices.refresh(new_queries)
-        replaced = self.indices.swap(facts_alias, new_facts) + self.indices.swap(queries_alias, new_queries)
-        replayed = self.mirror.replay(profile.id, profile.name, started)
-        self.indices.delete(replaced)  # the old mirror copies only; the canonical rows are untouched
-        return {**counts, "indices": [new_facts, new_queries], "replaced": replaced,
-                "replayed": replayed.delivered, "template_version": tpl.TEMPLATE_VERSION}
+        replaced = self.indices.swap(self.names.facts, new_facts) + self.indices.swap(self.names.queries, new_queries)
+        replayed = sum(self.mirror.replay(profile_id, started).delivered for profile_id, _ in profiles)
+        legacy = self._legacy([name for _, name in profiles])
+        self.indices.delete(replaced + legacy)  # old mirror copies only; the canonical rows are untouched
+        return {**counts, "profiles": len(profiles), "indices": [new_facts, new_queries], "replaced": replaced,
+                "legacy_removed": legacy, "replayed": replayed, "template_version": tpl.TEMPLATE_VERSION}
 
-    def sync_profile(self, profile: ProfileRef) -> dict[str, int]:
-        """Make sure the profile's indices exist and hold every canonical row (after `memory import`, and
-        `memory profile rename`: the renames not followed yet are settled first)."""
-        self.indices.install()
-        self.mirror.settle_renames(self.indices.drop_profile)
-        self.indices.ensure(profile.name)
-        counts = self.mirror.backfill(profile.id, profile.name, facts_index=tpl.alias(tpl.FACTS, profile.name),
-                                      queries_index=tpl.alias(tpl.QUERIES, profile.name), aliases=True)
-        self.mirror.push(profile.id, profile.name, wait=True)
-        return counts
+    def resend(self, profile: ProfileRef, progress: Tick | None = None) -> dict[str, Any]:
+        """Every document of the profile sent again into the live indices, then its pending outbox rows."""
+        self.prepare()
+        self.mirror.settle_renames()
+        created = self.indices.ensure()
+        targets = [pid for pid, _ in self.canonical.profiles()] if created else [profile.id]
+        total = sum(sum(self.canonical.counts(pid)) for pid in targets)
+        done = 0
+
+        def step(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(done, total)
+
+        counts: dict[str, int] = {}
+        for pid in targets:  # a freshly created index gets every profile, not only this one
+            found = self.mirror.backfill(pid, facts_index=self.names.facts, queries_index=self.names.queries,
+                                         aliases=True, progress=step, repair=True)
+            counts = {key: counts.get(key, 0) + value for key, value in found.items()}
+        self.mirror.push(profile.id, wait=True)
+        return {**counts, "indices_created": created, "template_version": tpl.TEMPLATE_VERSION}
+
+    def sync_profile(self, profile: ProfileRef) -> dict[str, Any]:
+        """The profile's documents are all in the mirror (after `memory import` and `memory profile rename`)."""
+        return self.resend(profile)
+
+    def _legacy(self, profile_names: list[str]) -> list[str]:
+        try:
+            return self.indices.legacy(profile_names)
+        except BackendUnavailable:  # not allowed to list them, say: `memory check` names them
+            return []
 
     # --- check -------------------------------------------------------------------------------------
+
+    def check_cluster(self) -> list[str]:
+        """What keeps the cluster from serving this release (version, plugins, templates, pipeline, legacy
+        indices), each with what to do; empty when all is well."""
+        problems = version_problems(self.client)
+        if problems:
+            return problems
+        problems = plugin_problems(self.client, vectors=self.embedder.enabled)
+        fix = "`memory reindex` puts them" if self.settings.opensearch_install == "auto" else \
+            "an administrator runs `memory opensearch install`"
+        problems += [f"{d}: {fix}" for d in self.indices.differences()]
+        legacy = self._legacy([name for _, name in self.canonical.profiles()])
+        if legacy:
+            problems.append(f"{len(legacy)} indices of the per-profile layout of earlier releases remain "
+                            f"({', '.join(legacy[:4])}{', …' if len(legacy) > 4 else ''}): `memory reindex` moves "
+                            "every profile to the shared indices and removes them")
+        return problems
 
     def check(self, profile: ProfileRef) -> dict[str, Any]:
         problems: dict[str, Any] = {}
         pending = self.canonical.lag(profile.id)[0]
         if pending:
             problems["outbox_pending"] = pending
-        facts_alias, queries_alias = tpl.alias(tpl.FACTS, profile.name), tpl.alias(tpl.QUERIES, profile.name)
-        for alias in (facts_alias, queries_alias):
-            if self.indices.current(alias) is None:
-                problems[alias] = f"missing: run `memory reindex {profile.name}`"
-        if problems.keys() & {facts_alias, queries_alias}:
+        missing = [alias for alias in self.indices.aliases if self.indices.current(alias) is None]
+        if missing:
+            problems["indices"] = f"missing {', '.join(missing)}: run `memory reindex`"
             return problems
-        self.indices.refresh(facts_alias)  # what was delivered a moment ago counts as there
-        self.indices.refresh(queries_alias)
-        meta_problem = self._meta_problem(facts_alias)
+        for alias in self.indices.aliases:
+            self.indices.refresh(alias)  # what was delivered a moment ago counts as there
+        meta_problem = self._meta_problem(self.names.facts)
         if meta_problem:
             problems["index"] = meta_problem
 
@@ -110,32 +188,34 @@ class MirrorMaintenance:
         expected = {row.uid: (versions.get(row.id or 0, 0), row.status, vectors and vector is not None)
                     for row, vector in self.canonical.all_facts(profile.id)}
         found = {doc_id: (version, src.get("status"), vectors and bool(src.get("has_vector")))
-                 for doc_id, version, src in self._scan(facts_alias, ["status", "has_vector"])}
+                 for doc_id, version, src in self._scan(self.names.facts, profile.id, ["status", "has_vector"])}
         problems.update(_compare("facts", expected, found))
 
         qversions = self.canonical.latest_versions(profile.id, "query")
         qexpected = {str(row.id): (qversions.get(row.id or 0, 0),) for row in self.canonical.all_queries(profile.id)}
-        qfound = {doc_id: (version,) for doc_id, version, _ in self._scan(queries_alias, [])}
+        qfound = {doc_id: (version,) for doc_id, version, _ in self._scan(self.names.queries, profile.id, [])}
         problems.update(_compare("queries", qexpected, qfound))
         return problems
 
     def _meta_problem(self, alias: str) -> str | None:
         meta = self.indices.meta(alias)
         if int(meta.get("template_version", 0)) < tpl.TEMPLATE_VERSION:
-            return f"built by template v{meta.get('template_version', 0)}, this release needs v{tpl.TEMPLATE_VERSION}"
+            return (f"built by template v{meta.get('template_version', 0)}, this release needs "
+                    f"v{tpl.TEMPLATE_VERSION}: run `memory reindex`")
         if self.embedder.enabled and (meta.get("embedder"), meta.get("dimension")) != (
                 self.embedder.model_id, self.indices.dimension()):
             return (f"built for embedder {meta.get('embedder')} ({meta.get('dimension')}-d), "
-                    f"now {self.embedder.model_id}")
+                    f"now {self.embedder.model_id}: run `memory reindex`")
         return None
 
-    def _scan(self, alias: str, fields: list[str]) -> list[tuple[str, int, dict[str, Any]]]:
-        body: dict[str, Any] = {"query": {"match_all": {}}, "_source": fields or False, "version": True}
+    def _scan(self, alias: str, profile_id: int, fields: list[str]) -> list[tuple[str, int, dict[str, Any]]]:
+        body: dict[str, Any] = {"query": {"term": {"profile_id": routing(profile_id)}}, "_source": fields or False,
+                                "version": True}
         try:
             with translated("scan"):
                 return [(h["_id"], int(h.get("_version", -1)), h.get("_source") or {})
-                        for h in helpers.scan(self.client, index=alias, query=body, size=1000,
-                                              preserve_order=False)]
+                        for h in helpers.scan(self.client, index=alias, query=body, size=1000, preserve_order=False,
+                                              routing=routing(profile_id))]
         except IndexMissing:
             return []
 

@@ -7,9 +7,12 @@
   whose index had to be created), each at its latest outbox id (0 when it has none).
 - replay: the outbox rows delivered since a moment (or still pending) again, into the live alias: what a
   reindex must add after its swap, for changes that reached the old index during the rebuild.
-- renames (`memory profile rename`, outbox entity "rename"): the indices of the old and the new name are
-  dropped before anything else is delivered; the caller then rebuilds the profile under its current name
-  (ensure + backfill), as for an index lost with the cluster.
+- renames (`memory profile rename`, outbox entity "rename"): nothing to do in the shared layout -- documents
+  carry the profile's id, not its name -- so they are marked delivered.
+
+Every document goes to the deployment's shared aliases, routed by its profile's id. A document the cluster
+refuses (a mapping error, say) fails only its own outbox rows (attempts, last_error): the rest of the batch
+is delivered, and other profiles are not held up (the backend backs off per profile).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch, helpers
 
-from service.search.opensearch import templates as tpl
+from service.search.opensearch.templates import Names
 from service.store.canonical import Canonical, Pending
 from service.search.opensearch.client import IndexMissing, short, translated
 from service.search.opensearch.documents import fact_document, index_action, query_document
@@ -38,56 +41,52 @@ class Delivery:
     stale: int = 0  # of which refused with 409 (the mirror was already newer)
     failed: int = 0
     unembedded: list[int] = field(default_factory=list)  # fact ids sent without a vector
+    errors: dict[int, str] = field(default_factory=dict)  # outbox id -> why the cluster refused it
 
 
 class Mirror:
-    def __init__(self, client: OpenSearch, canonical: Canonical, vectors: bool, dimension: Callable[[], int]) -> None:
+    def __init__(self, client: OpenSearch, canonical: Canonical, vectors: bool, dimension: Callable[[], int],
+                 names: Names) -> None:
         self.client = client
         self.canonical = canonical
+        self.names = names
         self.vectors = vectors  # False with MEMORY_EMBEDDER=none: documents carry no embedding
         self.dimension = dimension
 
     # --- outbox ------------------------------------------------------------------------------------
 
-    def push(self, profile_id: int, profile: str, *, wait: bool) -> Delivery:
+    def push(self, profile_id: int, *, wait: bool) -> Delivery:
         """Deliver the profile's pending rows. `wait`: refresh=true when facts are in the batch, so the
         writer's next search sees its write. Raises BackendUnavailable (IndexMissing: build the index)."""
         total = Delivery()
         while batch := self.canonical.pending(profile_id):
-            done = self._deliver(profile_id, profile, batch, wait=wait, require_alias=True)
+            done = self._deliver(profile_id, batch, wait=wait)
             total.delivered += done.delivered
             total.stale += done.stale
             total.failed += done.failed
             total.unembedded += done.unembedded
+            total.errors.update(done.errors)
             if done.failed:
                 break  # the failing rows stay first in line; the worker retries with backoff
         return total
 
-    def settle_renames(self, drop: Callable[[str], list[str]]) -> list[str]:
-        """Follow the pending renames of every profile: `drop` each name involved (old and new; the renamed
-        profile is rebuilt under its current name by the caller), then mark them delivered. Returns the
-        names dropped, which the caller must no longer take as built."""
+    def settle_renames(self) -> int:
+        """Renames need nothing in the shared layout (documents carry the profile's id): marked delivered."""
         renames = self.canonical.pending_renames()
-        names = sorted({name for _, old, new in renames for name in (old, new)})
-        for name in names:
-            dropped = drop(name)
-            if dropped:
-                log.info("mirror: profile renamed, dropped %s", ", ".join(dropped))
         self.canonical.delivered([outbox_id for outbox_id, _, _ in renames])
-        return names
+        return len(renames)
 
-    def replay(self, profile_id: int, profile: str, moment: datetime) -> Delivery:
+    def replay(self, profile_id: int, moment: datetime) -> Delivery:
         rows = self.canonical.since(profile_id, moment)
         done = Delivery()
         for start in range(0, len(rows), 500):
-            part = self._deliver(profile_id, profile, rows[start:start + 500], wait=True, require_alias=True)
+            part = self._deliver(profile_id, rows[start:start + 500], wait=True)
             done.delivered += part.delivered
             done.stale += part.stale
             done.failed += part.failed
         return done
 
-    def _deliver(self, profile_id: int, profile: str, batch: Sequence[Pending], *, wait: bool,
-                 require_alias: bool) -> Delivery:
+    def _deliver(self, profile_id: int, batch: Sequence[Pending], *, wait: bool) -> Delivery:
         outbox_ids: dict[tuple[str, int], list[int]] = {}
         for pending in batch:
             outbox_ids.setdefault((pending.entity, pending.entity_id), []).append(pending.id)
@@ -96,7 +95,7 @@ class Mirror:
         keys: list[tuple[str, int]] = []
         actions: list[dict[str, Any]] = []
         done = Delivery()
-        facts_alias, queries_alias = tpl.alias(tpl.FACTS, profile), tpl.alias(tpl.QUERIES, profile)
+        facts_alias, queries_alias = self.names.facts, self.names.queries
         for row, vector in self.canonical.facts(profile_id, ids=fact_ids):
             assert row.id is not None
             vector = self._usable(vector)
@@ -104,17 +103,17 @@ class Mirror:
                 done.unembedded.append(row.id)
             version = max(outbox_ids[("fact", row.id)])
             keys.append(("fact", row.id))
-            actions.append(index_action(facts_alias, row.uid, version, fact_document(row, profile, vector)))
+            actions.append(index_action(facts_alias, row.uid, version, fact_document(row, vector)))
         for qrow in self.canonical.queries(profile_id, ids=query_ids):
             assert qrow.id is not None
             keys.append(("query", qrow.id))
             actions.append(index_action(queries_alias, str(qrow.id), max(outbox_ids[("query", qrow.id)]),
-                                        query_document(qrow, profile)))
+                                        query_document(qrow)))
         sent = set(keys)
         delivered = [i for key, ids in outbox_ids.items() if key not in sent for i in ids]  # nothing to send
         errors: dict[int, str] = {}
         missing = ""
-        results = self.bulk(actions, refresh=wait and bool(fact_ids), require_alias=require_alias)
+        results = self.bulk(actions, refresh=wait and bool(fact_ids), require_alias=True)
         for key, (ok, status, reason) in zip(keys, results, strict=True):
             if ok or status == 409:
                 delivered.extend(outbox_ids[key])
@@ -134,7 +133,7 @@ class Mirror:
             self.canonical.failed(errors)
         if missing:
             raise IndexMissing(f"opensearch bulk: {missing}")
-        done.delivered, done.failed = len(delivered), len(errors)
+        done.delivered, done.failed, done.errors = len(delivered), len(errors), errors
         return done
 
     def _usable(self, vector: Any) -> Any:
@@ -163,24 +162,26 @@ class Mirror:
 
     # --- backfill ----------------------------------------------------------------------------------
 
-    def backfill(self, profile_id: int, profile: str, *, facts_index: str, queries_index: str,
-                 aliases: bool, progress: Progress | None = None) -> dict[str, int]:
+    def backfill(self, profile_id: int, *, facts_index: str, queries_index: str,
+                 aliases: bool, progress: Progress | None = None, repair: bool = False) -> dict[str, int]:
         """Every row of the profile into the given indices (`aliases`: they are the live aliases, which must
-        exist; a write to a missing alias must never auto-create an index of that name)."""
+        exist; a write to a missing alias must never auto-create an index of that name). `repair`: documents
+        at their own version are rewritten too (a lost or altered copy is made right)."""
+        version_type = "external_gte" if repair else "external"
         fact_versions = self.canonical.latest_versions(profile_id, "fact")
         query_versions = self.canonical.latest_versions(profile_id, "query")
 
         def fact_actions() -> Iterator[dict[str, Any]]:
             for row, vector in self.canonical.all_facts(profile_id):
                 assert row.id is not None
-                doc = fact_document(row, profile, self._usable(vector))
-                yield index_action(facts_index, row.uid, fact_versions.get(row.id, 0), doc)
+                doc = fact_document(row, self._usable(vector))
+                yield index_action(facts_index, row.uid, fact_versions.get(row.id, 0), doc, version_type=version_type)
 
         def query_actions() -> Iterator[dict[str, Any]]:
             for qrow in self.canonical.all_queries(profile_id):
                 assert qrow.id is not None
                 yield index_action(queries_index, str(qrow.id), query_versions.get(qrow.id, 0),
-                                   query_document(qrow, profile))
+                                   query_document(qrow), version_type=version_type)
 
         counts: dict[str, int] = {}
         for name, actions in (("facts", fact_actions()), ("queries", query_actions())):
@@ -190,7 +191,7 @@ class Mirror:
                     written += 1
                 else:
                     failed += 1
-                    log.warning("backfill %s of %s: %s", name, profile, reason)
+                    log.warning("backfill %s of profile %s: %s", name, profile_id, reason)
             counts[name], counts[f"{name}_failed"] = written, failed
         return counts
 

@@ -5,9 +5,14 @@ The match rule is the one of service.search.lexical, so both backends count the 
   text and minimum_should_match = required_terms(n): a fact must contain that many of the n terms;
 - semantic: exact cosine (the k-NN plugin's `knn_score` script) at cosine >= MEMORY_MIN_SIMILARITY. For
   cosinesimil OpenSearch scores (1 + cos) / 2, hence min_score = (1 + min_similarity) / 2;
-- filters (kind, every tag, status) sit INSIDE each sub-query: hybrid has no top-level filter on 2.19, and
-  the script only scores the facts that pass them.
+- filters (the profile, kind, every tag, status) sit INSIDE each sub-query: hybrid has no top-level filter on
+  2.19, and the script only scores the facts that pass them -- exactly, never an approximate top-k filtered
+  afterwards, so another profile's close vectors in the shared index cannot crowd out this profile's facts.
 hits.total of the hybrid query is then |lexical matches U semantic matches| among the filtered facts.
+
+One search is one _msearch (one round trip): the hybrid query (through the index's default pipeline), each
+sub-query alone to its fusion depth (the raw scores of the hits, for the query-log detail), the inactive
+matches, the facts still without a vector, and, when the readability rule asks, whether a term occurs at all.
 """
 
 from __future__ import annotations
@@ -31,9 +36,13 @@ def score_to_cosine(score: float) -> float:
     return 2.0 * score - 1.0
 
 
-def filters(kind: str | None, tags: Sequence[str], status: Status) -> list[dict[str, Any]]:
-    """Filter clauses: the kind, every tag (a fact must carry all of them), the status."""
-    out: list[dict[str, Any]] = []
+def profile_filter(profile_id: int) -> dict[str, Any]:
+    return {"term": {"profile_id": str(profile_id)}}
+
+
+def filters(profile_id: int, kind: str | None, tags: Sequence[str], status: Status) -> list[dict[str, Any]]:
+    """Filter clauses: the profile, the kind, every tag (a fact must carry all of them), the status."""
+    out: list[dict[str, Any]] = [profile_filter(profile_id)]
     if status == "active":
         out.append({"term": {"status": "active"}})
     elif status == "inactive":
@@ -89,11 +98,11 @@ def knn_subquery(vector: Sequence[float], min_similarity: float,
 
 
 def hybrid_search(
-    terms: Sequence[str], vector: Sequence[float], *, kind: str | None, tags: Sequence[str], limit: int,
-    depth: int, min_similarity: float,
+    profile_id: int, terms: Sequence[str], vector: Sequence[float], *, kind: str | None, tags: Sequence[str],
+    limit: int, depth: int, min_similarity: float,
 ) -> dict[str, Any]:
     """BM25 + k-NN through the search pipeline; pagination_depth is the fusion depth of each sub-query."""
-    active = filters(kind, tags, "active")
+    active = filters(profile_id, kind, tags, "active")
     return {
         "size": limit,
         "track_total_hits": True,
@@ -107,38 +116,38 @@ def hybrid_search(
     }
 
 
-def hit_scores(uids: Sequence[str], terms: Sequence[str], vector: Sequence[float] | None,
-               min_similarity: float) -> list[dict[str, Any]]:
-    """The raw per-sub-query scores of the given hits (for the query-log detail): the lexical sub-query and
-    the radial k-NN, each restricted to those uids. The pipeline's hybrid_score_explanation cannot give them
-    on 2.19: it drops the sub-queries a hit is missing from and reports radial k-NN as "Score above
-    threshold" (1.0), not the similarity."""
-    only = [{"terms": {"uid": list(uids)}}]
-    bodies = [{"size": len(uids), "_source": ["uid"], "query": lexical_subquery(terms, only)}]
+def sub_scores(profile_id: int, terms: Sequence[str], vector: Sequence[float] | None, *, kind: str | None,
+               tags: Sequence[str], depth: int, min_similarity: float) -> list[dict[str, Any]]:
+    """Each sub-query of the hybrid query alone, to the fusion depth: every fused hit is among them (hybrid
+    fuses only those), so they give each hit's raw lexical score and cosine for the query-log detail. The
+    pipeline's hybrid_score_explanation cannot: it drops the sub-queries a hit is missing from."""
+    active = filters(profile_id, kind, tags, "active")
+    bodies = [{"size": depth, "_source": False, "query": lexical_subquery(terms, active)}]
     if vector is not None:
-        bodies.append({"size": len(uids), "_source": ["uid"], "query": knn_subquery(vector, min_similarity, only)})
+        bodies.append({"size": depth, "_source": False, "query": knn_subquery(vector, min_similarity, active)})
     return bodies
 
 
-def lexical_search(terms: Sequence[str], *, kind: str | None, tags: Sequence[str], depth: int) -> dict[str, Any]:
+def lexical_search(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
+                   depth: int) -> dict[str, Any]:
     """Plain BM25 (no pipeline: a two-weight pipeline cannot serve one sub-query). `depth` hits come back so
     that the scores are min-max normalised over the same list as in the embedded backend."""
     return {
         "size": depth,
         "track_total_hits": True,
         "_source": SOURCE_FIELDS,
-        "query": lexical_subquery(terms, filters(kind, tags, "active")),
+        "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active")),
         "sort": [{"_score": "desc"}, {"uid": "asc"}],
     }
 
 
 def inactive_matches(
-    terms: Sequence[str], vector: Sequence[float] | None, *, kind: str | None, tags: Sequence[str],
-    min_similarity: float,
+    profile_id: int, terms: Sequence[str], vector: Sequence[float] | None, *, kind: str | None,
+    tags: Sequence[str], min_similarity: float,
 ) -> dict[str, Any]:
     """How many retired/superseded facts the same search would have matched (exact total), and the first
     INACTIVE_SHOWN of them, best first (closest by vector when there is one)."""
-    inactive = filters(kind, tags, "inactive")
+    inactive = filters(profile_id, kind, tags, "inactive")
     should: list[dict[str, Any]] = [lexical_match(terms)]
     if vector is not None:
         should.append(knn_subquery(vector, min_similarity, inactive))
@@ -150,36 +159,42 @@ def inactive_matches(
     }
 
 
-def any_term(terms: Sequence[str]) -> dict[str, Any]:
+def any_term(profile_id: int, terms: Sequence[str]) -> dict[str, Any]:
     """Does any of the terms occur in any fact of the profile, whatever its status? (one hit is enough)"""
     return {
         "size": 0,
         "track_total_hits": 1,
-        "query": {"match": {"search_text": {"query": " ".join(terms), "operator": "or"}}},
+        "query": {"bool": {"filter": [profile_filter(profile_id)],
+                           "must": [{"match": {"search_text": {"query": " ".join(terms), "operator": "or"}}}]}},
     }
 
 
-def without_vector(*, kind: str | None, tags: Sequence[str]) -> dict[str, Any]:
+def without_vector(profile_id: int, *, kind: str | None, tags: Sequence[str]) -> dict[str, Any]:
     """Facts passing the filters (any status) that have no vector yet: if any, the count is not exact."""
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": {"bool": {"filter": [*filters(kind, tags, "any"), {"term": {"has_vector": False}}]}},
+        "query": {"bool": {"filter": [*filters(profile_id, kind, tags, "any"), {"term": {"has_vector": False}}]}},
     }
 
 
-def similar_by_vector(vector: Sequence[float], *, uid: str, limit: int, threshold: float) -> dict[str, Any]:
+def _others(profile_id: int, uid: str) -> list[dict[str, Any]]:
+    return [profile_filter(profile_id), {"term": {"status": "active"}},
+            {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
+
+
+def similar_by_vector(profile_id: int, vector: Sequence[float], *, uid: str, limit: int,
+                      threshold: float) -> dict[str, Any]:
     """Active facts at cosine >= threshold to a fact's vector, the fact itself excluded."""
-    not_self: list[dict[str, Any]] = [{"term": {"status": "active"}}, {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
-    return {"size": limit, "_source": SOURCE_FIELDS, "query": knn_subquery(vector, threshold, not_self)}
+    return {"size": limit, "_source": SOURCE_FIELDS,
+            "query": knn_subquery(vector, threshold, _others(profile_id, uid))}
 
 
-def similar_by_text(terms: Sequence[str], *, uid: str, limit: int) -> dict[str, Any]:
+def similar_by_text(profile_id: int, terms: Sequence[str], *, uid: str, limit: int) -> dict[str, Any]:
     """Near-duplicates without vectors: active facts sharing most informative words of the fact."""
-    not_self: list[dict[str, Any]] = [{"term": {"status": "active"}}, {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
     return {
         "size": limit,
         "_source": SOURCE_FIELDS,
-        "query": {"bool": {"must": [lexical_match(terms)], "filter": not_self}},
+        "query": {"bool": {"must": [lexical_match(terms)], "filter": _others(profile_id, uid)}},
         "sort": [{"_score": "desc"}, {"uid": "asc"}],
     }

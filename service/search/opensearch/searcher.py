@@ -1,5 +1,8 @@
 """Running searches against the mirror: hybrid through the pipeline, or plain BM25; similar facts.
 
+Every request names the deployment's shared facts alias, routes to the profile's shard and filters on its id
+(service.search.opensearch.queries). A search is one _msearch: one round trip to the cluster.
+
 Raises BackendUnavailable on any cluster failure; the backend then answers from the canonical store.
 Modes and counts follow the one rule of service.search.mode, as the embedded backend does:
 - MEMORY_EMBEDDER=none: BM25 only, mode "lexical", exact counts;
@@ -25,8 +28,8 @@ from service.search import lexical, readable
 from service.search.fusion import fuse
 from service.search.mode import exact, search_mode
 from service.search.opensearch import queries as q
-from service.search.opensearch import templates as tpl
 from service.search.opensearch.client import translated
+from service.search.opensearch.documents import routing
 
 
 def _total(response: dict[str, Any]) -> int | None:
@@ -37,123 +40,125 @@ def _total(response: dict[str, Any]) -> int | None:
     return int(total["value"]) if total.get("relation") == "eq" else None
 
 
-def _cosine(score: float | None) -> float | None:
-    return None if score is None else q.score_to_cosine(score)
+def _check(responses: list[dict[str, Any]]) -> None:
+    for response in responses:
+        if "error" in response:
+            raise BackendUnavailable(f"opensearch msearch: {response['error']}")
+
+
+def _scores(response: dict[str, Any]) -> dict[str, float]:
+    """Document id (the fact's uid) -> score."""
+    return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
 
 
 class Searcher:
-    def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder) -> None:
+    def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, facts_alias: str) -> None:
         self.client = client
         self.settings = settings
         self.embedder = embedder
+        self.index = facts_alias
 
     def search(self, request: SearchRequest, *, dimension: int, pipeline_error: str | None) -> SearchHits:
         terms = lexical.informative_terms(request.query)
-        index = tpl.alias(tpl.FACTS, request.profile)
         vectors_on = self.embedder.enabled
-        if vectors_on and not readable.semantic_applies(
-            request.query, terms, self.embedder.vocabulary(), lambda t: self._known(index, t)
-        ):  # no term is a model word nor occurs in any fact: nothing can match, by words or by meaning
+        readable_now = readable.semantic_applies_without_memory(request.query, terms, self.embedder.vocabulary()) \
+            if vectors_on else True
+        if readable_now is False:  # nothing can match, by words or by meaning
             return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
         vector = request.query_vector()
         if vector is not None and int(vector.shape[0]) != dimension:
             vector = None  # the index was built for other vectors (`memory reindex`)
         if vectors_on and vector is not None and pipeline_error is None:
-            return self._hybrid(request, terms, vector, index)
-        return self._lexical(request, terms, index, mode=search_mode(vectors_on=vectors_on, query_vector=False))
+            return self._hybrid(request, terms, vector, ask_known=readable_now is None)
+        return self._lexical(request, terms, mode=search_mode(vectors_on=vectors_on, query_vector=False),
+                             ask_known=readable_now is None)
 
-    def _hybrid(self, request: SearchRequest, terms: list[str], vector: np.ndarray, index: str) -> SearchHits:
-        s = self.settings
-        body = q.hybrid_search(terms, vector.tolist(), kind=request.kind, tags=request.tags, limit=request.limit,
-                               depth=s.fusion_depth, min_similarity=s.min_similarity)
-        with translated("hybrid search"):
-            found = self.client.search(index=index, body=body, params={"search_pipeline": tpl.PIPELINE_ID})
-        hits = found["hits"]["hits"]
-        uids = [h["_source"]["uid"] for h in hits]
+    def _hybrid(self, request: SearchRequest, terms: list[str], vector: np.ndarray, *, ask_known: bool) -> SearchHits:
+        s, pid, values = self.settings, request.profile_id, vector.tolist()
         bodies = [
-            q.inactive_matches(terms, vector.tolist(), kind=request.kind, tags=request.tags,
+            q.hybrid_search(pid, terms, values, kind=request.kind, tags=request.tags, limit=request.limit,
+                            depth=s.fusion_depth, min_similarity=s.min_similarity),
+            q.inactive_matches(pid, terms, values, kind=request.kind, tags=request.tags,
                                min_similarity=s.min_similarity),
-            q.without_vector(kind=request.kind, tags=request.tags),
+            q.without_vector(pid, kind=request.kind, tags=request.tags),
+            *q.sub_scores(pid, terms, values, kind=request.kind, tags=request.tags, depth=s.fusion_depth,
+                          min_similarity=s.min_similarity),
         ]
-        if uids:
-            bodies += q.hit_scores(uids, terms, vector.tolist(), s.min_similarity)
-        answers = self._msearch(index, bodies)
-        inactive, unembedded = _total(answers[0]), _total(answers[1])
-        once_known = [h["_source"]["uid"] for h in answers[0]["hits"]["hits"]]
-        lexical_raw, vector_raw = ({h["_source"]["uid"]: float(h["_score"]) for h in a["hits"]["hits"]}
-                                   for a in (answers[2:] if uids else [{"hits": {"hits": []}}] * 2))
-        out = [Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), float(h["_score"]),
-                   lexical=lexical_raw.get(h["_source"]["uid"]),
-                   vector=_cosine(vector_raw.get(h["_source"]["uid"]))) for h in hits]
-        matched = _total(found)
+        if ask_known:  # the readability rule: does any term occur in the profile's facts at all?
+            bodies.append(q.any_term(pid, terms))
+        answers = self._msearch(pid, bodies, check=False)
+        if ask_known and "error" not in answers[-1] and not _total(answers[-1]):  # no term occurs: an exact miss
+            return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
+        _check(answers)
+        found, inactive_answer, unembedded_answer, lexical_answer, vector_answer = answers[:5]
+        lexical_raw, vector_raw = _scores(lexical_answer), _scores(vector_answer)
+        out = [Hit(h["_id"], int(h["_source"]["fact_id"]), float(h["_score"]), lexical=lexical_raw.get(h["_id"]),
+                   vector=q.score_to_cosine(vector_raw[h["_id"]]) if h["_id"] in vector_raw else None)
+               for h in found["hits"]["hits"]]
+        matched, inactive, unembedded = _total(found), _total(inactive_answer), _total(unembedded_answer)
         mode = search_mode(vectors_on=True, all_embedded=unembedded == 0,
                            counts_known=matched is not None and inactive is not None)
         if not exact(mode):
             return SearchHits(None, None, out, mode)
-        return SearchHits(matched, inactive, out, mode, inactive_uids=once_known)
+        return SearchHits(matched, inactive, out, mode, inactive_uids=[h["_id"] for h in inactive_answer["hits"]["hits"]])
 
-    def _lexical(self, request: SearchRequest, terms: list[str], index: str, *, mode: str) -> SearchHits:
+    def _lexical(self, request: SearchRequest, terms: list[str], *, mode: str, ask_known: bool = False) -> SearchHits:
         known = exact(mode)
         if not terms:  # nothing can match lexically, and there is no vector to match semantically
             return SearchHits(0 if known else None, 0 if known else None, [], mode)
-        body = q.lexical_search(terms, kind=request.kind, tags=request.tags, depth=self.settings.fusion_depth)
-        with translated("search"):
-            found = self.client.search(index=index, body=body)
-        raw = {h["_source"]["uid"]: float(h["_score"]) for h in found["hits"]["hits"]}
-        ids = {h["_source"]["uid"]: int(h["_source"]["fact_id"]) for h in found["hits"]["hits"]}
+        pid = request.profile_id
+        bodies = [q.lexical_search(pid, terms, kind=request.kind, tags=request.tags, depth=self.settings.fusion_depth)]
+        if known:
+            bodies.append(q.inactive_matches(pid, terms, None, kind=request.kind, tags=request.tags,
+                                             min_similarity=self.settings.min_similarity))
+        if ask_known:  # the readability rule: an unreadable query none of whose terms occurs is an exact miss
+            bodies.append(q.any_term(pid, terms))
+        answers = self._msearch(pid, bodies)
+        if ask_known and not _total(answers.pop()):
+            return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
+        found, *inactive_answer = answers
+        raw = _scores(found)
+        ids = {h["_id"]: int(h["_source"]["fact_id"]) for h in found["hits"]["hits"]}
         ranked = fuse([raw], [1.0])[: request.limit]
         hits = [Hit(uid, ids[uid], score, lexical=raw[uid]) for uid, score in ranked]
         if not known:
             return SearchHits(None, None, hits, mode)
-        (answer,) = self._msearch(index, [
-            q.inactive_matches(terms, None, kind=request.kind, tags=request.tags,
-                               min_similarity=self.settings.min_similarity)
-        ])
-        inactive, matched = _total(answer), _total(found)
+        inactive, matched = _total(inactive_answer[0]), _total(found)
         mode = search_mode(vectors_on=False, counts_known=matched is not None and inactive is not None)
         if not exact(mode):
             return SearchHits(None, None, hits, mode)
-        return SearchHits(matched, inactive, hits, mode,
-                          inactive_uids=[h["_source"]["uid"] for h in answer["hits"]["hits"]])
+        return SearchHits(matched, inactive, hits, mode, inactive_uids=[h["_id"] for h in inactive_answer[0]["hits"]["hits"]])
 
-    def _known(self, index: str, terms: list[str]) -> bool:
-        """Whether any of the terms occurs in any fact of the profile (service.search.readable)."""
-        with translated("count"):
-            found = self.client.search(index=index, body=q.any_term(terms))
-        total = found["hits"]["total"]
-        return (total if isinstance(total, int) else int(total["value"])) > 0
-
-    def _msearch(self, index: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The answers of several searches in one round trip; any failed one fails them all."""
+    def _msearch(self, profile_id: int, bodies: list[dict[str, Any]], *, check: bool = True) -> list[dict[str, Any]]:
+        """The answers of several searches of one profile in one round trip; any failed one fails them all
+        (`check`; else the caller looks at the answers first, then calls _check)."""
+        header = {"routing": routing(profile_id)}
         lines: list[dict[str, Any]] = []
         for body in bodies:
-            lines += [{}, body]
+            lines += [header, body]
         with translated("msearch"):
-            answer = self.client.msearch(index=index, body=lines)
-        for response in answer["responses"]:
-            if "error" in response:
-                raise BackendUnavailable(f"opensearch msearch: {response['error']}")
-        return list(answer["responses"])
+            answer = self.client.msearch(index=self.index, body=lines)
+        responses = list(answer["responses"])
+        if check:
+            _check(responses)
+        return responses
 
-    def similar(self, profile: str, uid: str, limit: int, *, vector: np.ndarray | None, title: str,
+    def similar(self, profile_id: int, uid: str, limit: int, *, vector: np.ndarray | None, title: str,
                 text: str) -> list[Hit]:
         """Active facts near fact `uid`: by vector (cosine >= similar_threshold) or, without one, by words."""
-        index = tpl.alias(tpl.FACTS, profile)
         threshold = self.settings.similar_threshold
         if vector is not None and self.embedder.enabled:
-            body = q.similar_by_vector(vector.tolist(), uid=uid, limit=limit, threshold=threshold)
-            with translated("similar"):
-                found = self.client.search(index=index, body=body)
+            body = q.similar_by_vector(profile_id, vector.tolist(), uid=uid, limit=limit, threshold=threshold)
+            (found,) = self._msearch(profile_id, [body])
             out = []
             for h in found["hits"]["hits"]:
                 cosine = q.score_to_cosine(float(h["_score"]))
                 if cosine >= threshold - 1e-6:
-                    out.append(Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), cosine, vector=cosine))
+                    out.append(Hit(h["_id"], int(h["_source"]["fact_id"]), cosine, vector=cosine))
             return out
         terms = lexical.informative_terms(f"{title} {text}")
         if not terms:
             return []
-        with translated("similar"):
-            found = self.client.search(index=index, body=q.similar_by_text(terms, uid=uid, limit=limit))
-        return [Hit(h["_source"]["uid"], int(h["_source"]["fact_id"]), float(h["_score"]),
-                    lexical=float(h["_score"])) for h in found["hits"]["hits"]]
+        (found,) = self._msearch(profile_id, [q.similar_by_text(profile_id, terms, uid=uid, limit=limit)])
+        return [Hit(h["_id"], int(h["_source"]["fact_id"]), float(h["_score"]), lexical=float(h["_score"]))
+                for h in found["hits"]["hits"]]

@@ -23,7 +23,7 @@ from service.domain.models import ProfileRef
 from service.domain.ports import Sourced
 from service.errors import BackendUnavailable
 from service.search.opensearch import aggregations as aggs
-from service.search.opensearch import templates as tpl
+from service.search.opensearch.documents import routing
 from service.store.canonical import Canonical
 from service.search.opensearch.client import translated
 from service.search.opensearch.health import Health
@@ -71,8 +71,10 @@ def stats_body(response: dict[str, Any], *, profile: str, days: int, first: date
 
 
 class MirrorAggregates:
-    def __init__(self, client: OpenSearch, canonical: Canonical, health: Health) -> None:
+    def __init__(self, client: OpenSearch, canonical: Canonical, health: Health, facts_alias: str,
+                 queries_alias: str) -> None:
         self.client = client
+        self.facts_alias, self.queries_alias = facts_alias, queries_alias
         self.canonical = canonical
         self.health = health
         db = canonical.db
@@ -83,12 +85,12 @@ class MirrorAggregates:
 
     def query_summary(self, profile: ProfileRef, days: int, canonical: Canonical_) -> Sourced:
         first, last = clock.window(days)
-        index = tpl.alias(tpl.QUERIES, profile.name)
         try:
             self._reachable()
             with translated("summary"):
-                response = self.client.search(index=index, body=aggs.summary(first, last))
-            distinct = self._distinct(index, first, last)
+                response = self.client.search(index=self.queries_alias, body=aggs.summary(profile.id, first, last),
+                                              routing=routing(profile.id))
+            distinct = self._distinct(profile.id, first, last)
         except BackendUnavailable as exc:
             return self._canonical(profile, "summary", canonical, "mirror-unavailable", str(exc))
         rows, top_id = self.canonical.query_window(profile.id, first, last)
@@ -109,7 +111,8 @@ class MirrorAggregates:
         try:
             self._reachable()
             with translated("stats"):
-                response = self.client.search(index=tpl.alias(tpl.FACTS, profile.name), body=aggs.stats(first, last))
+                response = self.client.search(index=self.facts_alias, body=aggs.stats(profile.id, first, last),
+                                              routing=routing(profile.id))
         except BackendUnavailable as exc:
             return self._canonical(profile, "stats", canonical, "mirror-unavailable", str(exc))
         body = stats_body(response, profile=profile.name, days=days, first=first, last=last)
@@ -134,12 +137,13 @@ class MirrorAggregates:
         if not self.health.usable():
             raise BackendUnavailable("opensearch: unreachable a moment ago")
 
-    def _distinct(self, index: str, first: date, last: date) -> int:
+    def _distinct(self, profile_id: int, first: date, last: date) -> int:
         """Exact number of distinct query texts: every page of the composite aggregation."""
         count, after = 0, None
         while True:
             with translated("distinct queries"):
-                page = self.client.search(index=index, body=aggs.distinct_queries(first, last, after))
+                page = self.client.search(index=self.queries_alias, routing=routing(profile_id),
+                                          body=aggs.distinct_queries(profile_id, first, last, after))
             found = page["aggregations"]["distinct"]
             count += len(found["buckets"])
             after = found.get("after_key")
