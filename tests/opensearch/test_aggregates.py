@@ -124,7 +124,8 @@ def test_a_lagging_mirror_answers_from_postgres_and_says_so(pg_os_services: Serv
         assert response.json() == services.query_log.summary(profile, 7)
 
         # A mirror that lost a row (same count check, the other way round).
-        mirror(services).client.delete(index="memory-queries-alpha", id=str(_last_log_id(services)), refresh=True)
+        mirror(services).client.delete(index=mirror(services).names.queries, id=str(_last_log_id(services)),
+                                       routing=str(profile.id), refresh=True)
         response = client.get("/api/alpha/queries/summary?days=7", headers=access.headers)
         assert response.headers["X-Memory-Source"] == "postgres; reason=mirror-lagging"
 

@@ -23,7 +23,7 @@ from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings
 from tests.opensearch.fakes import FakeEmbedder
-from tests.support.clusters import wipe
+from tests.support.clusters import Cluster, new_prefix, remove_prefix
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.postgres]
 
@@ -82,7 +82,7 @@ def source(tmp_path: Path) -> Iterator[Services]:
 
 
 def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
-        tmp_path: Path, source: Services, pg_database_url: str, real_opensearch: str,
+        tmp_path: Path, source: Services, pg_database_url: str, real_opensearch: Cluster,
         monkeypatch: pytest.MonkeyPatch) -> None:
     history(source)
     before, sources = answers(source)
@@ -95,9 +95,9 @@ def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
     document = json.loads(exported.output)
     assert document["format"] == "memory-export/3" and len(document["queries"]) == len(before["queries"]["queries"])
 
-    wipe(real_opensearch)
+    prefix = new_prefix()
     (tmp_path / "dst").mkdir()
-    destination = build_services(mirrored_settings(tmp_path / "dst", pg_database_url, real_opensearch,
+    destination = build_services(mirrored_settings(tmp_path / "dst", pg_database_url, real_opensearch, prefix,
                                                    embedder="minilm"), embedder=FakeEmbedder())
     try:
         profile = destination.profiles.create("alpha")
@@ -108,7 +108,7 @@ def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
         backend = destination.backend
         assert isinstance(backend, OpenSearchBackend)
         backend.sync_now()  # embeds the imported facts and delivers the outbox
-        backend.client.indices.refresh(index="memory-*")
+        backend.client.indices.refresh(index=f"{prefix}-*")
         assert backend.status()["outbox"]["pending"] == 0
 
         after, sources = answers(destination)
@@ -130,3 +130,4 @@ def test_embedded_to_postgres_and_opensearch_keeps_every_answer(
             assert {f.fact.uid for f in a.facts} == {f.fact.uid for f in b.facts}, query
     finally:
         destination.close()
+        remove_prefix(real_opensearch, prefix)

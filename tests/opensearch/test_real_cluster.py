@@ -4,7 +4,7 @@ vectors, and similar() by vector. Skipped, with the reason, when no cluster is a
 
 Run with Docker:           pytest -m opensearch tests/opensearch
 Run against a cluster:     OPENSEARCH_URL=http://localhost:9200 pytest -m opensearch tests/opensearch
-(a throwaway cluster: the tests delete its memory-* indices, templates and the memory-hybrid pipeline)
+(each test makes and removes only objects under its own random prefix `mt-…`: safe on a shared cluster)
 """
 
 from __future__ import annotations
@@ -21,17 +21,26 @@ from service.domain.ports import SearchRequest
 from service.search.embedded.backend import EmbeddedSearch
 from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
-from tests.opensearch.conftest import mirrored_settings, settle, wipe
+from tests.opensearch.conftest import mirrored_settings, settle
 from tests.opensearch.fakes import FakeEmbedder
+from tests.support.clusters import Cluster, new_prefix, remove_prefix
 
 pytestmark = pytest.mark.opensearch
 
 
 @pytest.fixture
-def hybrid(tmp_path: Path, real_opensearch: str) -> Iterator[Services]:
-    wipe(real_opensearch)
-    settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", real_opensearch, embedder="minilm",
-                                 min_similarity=0.5, similar_threshold=0.9)
+def prefix(real_opensearch: Cluster) -> Iterator[str]:
+    name = new_prefix()
+    try:
+        yield name
+    finally:
+        remove_prefix(real_opensearch, name)
+
+
+@pytest.fixture
+def hybrid(tmp_path: Path, real_opensearch: Cluster, prefix: str) -> Iterator[Services]:
+    settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", real_opensearch, prefix,
+                                 embedder="minilm", min_similarity=0.5, similar_threshold=0.9)
     services = build_services(settings, embedder=FakeEmbedder())
     try:
         yield services
@@ -44,15 +53,16 @@ def backend_of(services: Services) -> OpenSearchBackend:
     return services.backend
 
 
-def test_pipeline_and_vector_mapping_are_installed(hybrid: Services, real_opensearch: str) -> None:
-    alpha = hybrid.profiles.create("alpha")
-    backend_of(hybrid).profile_created(alpha.id, alpha.name)
-    assert backend_of(hybrid).indices.pipeline_error is None
-    client = OpenSearch(hosts=[real_opensearch])
-    pipeline = client.search_pipeline.get(id="memory-hybrid")["memory-hybrid"]
+def test_pipeline_and_vector_mapping_are_installed(hybrid: Services, real_opensearch: Cluster, prefix: str) -> None:
+    backend_of(hybrid).prepare()
+    assert backend_of(hybrid).indices.pipeline_error is None and backend_of(hybrid).indices.differences() == []
+    client = real_opensearch.client()
+    pipeline = client.search_pipeline.get(id=f"{prefix}-hybrid")[f"{prefix}-hybrid"]
     combination = pipeline["phase_results_processors"][0]["normalization-processor"]["combination"]
     assert combination["parameters"]["weights"] == [0.5, 0.5]
-    mapping = client.indices.get_mapping(index="memory-facts-alpha")["memory-facts-alpha.v1"]["mappings"]
+    index = client.indices.get(index=f"{prefix}-facts")[f"{prefix}-facts.v1"]
+    assert index["settings"]["index"]["search"]["default_pipeline"] == f"{prefix}-hybrid"
+    mapping = index["mappings"]
     assert mapping["properties"]["embedding"]["dimension"] == FakeEmbedder().dim
     assert mapping["_meta"]["embedder"] == FakeEmbedder.model_id
 
@@ -100,7 +110,8 @@ def test_similar_by_vector_uses_the_threshold(hybrid: Services) -> None:
 
 
 @pytest.mark.model
-def test_the_labelled_set_matches_the_same_facts_on_both_backends(tmp_path: Path, real_opensearch: str) -> None:
+def test_the_labelled_set_matches_the_same_facts_on_both_backends(tmp_path: Path, real_opensearch: Cluster,
+                                                                  prefix: str) -> None:
     """bench/data/retrieval with the real all-MiniLM-L6-v2: for every query (answerable, near-miss, off-topic,
     nonsense) OpenSearch matches exactly the facts the embedded backend matches. The ranking may differ a
     little (Lucene's BM25 is not FTS5's); bench/retrieval.py --backend opensearch prints by how much."""
@@ -112,13 +123,12 @@ def test_the_labelled_set_matches_the_same_facts_on_both_backends(tmp_path: Path
     facts = [json.loads(line) for line in (data / "facts.jsonl").read_text().splitlines() if line.strip()]
     queries = [json.loads(line)["query"] for name in ("queries.jsonl", "offtopic.jsonl")
                for line in (data / name).read_text().splitlines() if line.strip()]
-    wipe(real_opensearch)
     embedder = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path / "models"))
     embedder.embed_documents(["load the model before the first write"])
     (tmp_path / "os").mkdir()
     local = build_services(Settings(data_dir=tmp_path, embedder="minilm"), embedder=embedder)
     mirrored = build_services(mirrored_settings(tmp_path / "os", f"sqlite:///{tmp_path}/os.db", real_opensearch,
-                                                embedder="minilm"), embedder=embedder)
+                                                prefix, embedder="minilm"), embedder=embedder)
     try:
         here, there = local.profiles.create("bench"), mirrored.profiles.create("bench")
         ids: dict[str, str] = {}
@@ -134,7 +144,7 @@ def test_the_labelled_set_matches_the_same_facts_on_both_backends(tmp_path: Path
             matched_a, matched_b = {ids[f.fact.uid] for f in a.facts}, {ids[f.fact.uid] for f in b.facts}
             if a.matched_count != b.matched_count or (a.matched_count <= 50 and matched_a != matched_b):
                 differences.append((query, a.matched_count, b.matched_count, sorted(matched_a ^ matched_b)))
-        assert differences == []
+        assert differences == [], differences
     finally:
         local.close()
         mirrored.close()

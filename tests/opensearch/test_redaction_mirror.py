@@ -16,13 +16,14 @@ from service.config import Settings
 from service.container import Services
 from service.search.opensearch.maintenance import MirrorMaintenance
 from tests.opensearch.conftest import settle
+from tests.support.clusters import Cluster
 
 SECRET = "tok_SECRET_9f8e7d6c"
 
 
-def mirror_text(client: OpenSearch) -> str:
-    client.indices.refresh(index="memory-*")
-    docs = [hit["_source"] for hit in helpers.scan(client, index="memory-*", query={"query": {"match_all": {}}})]
+def mirror_text(client: OpenSearch, prefix: str) -> str:
+    client.indices.refresh(index=f"{prefix}-*")
+    docs = [hit["_source"] for hit in helpers.scan(client, index=f"{prefix}-*", query={"query": {"match_all": {}}})]
     return json.dumps(docs).casefold()
 
 
@@ -40,7 +41,7 @@ def aggregates(services: Services) -> dict[str, Any]:
 
 
 def test_the_mirror_loses_the_words(os_services: Services, os_client: OpenSearch, os_settings: Settings,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                    os_cluster: Cluster, os_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
     p = os_services.profiles.create("alpha")
     uid = os_services.facts.write(p, title="Deploy token", text=f"The deploy bot uses {SECRET} as its token.",
                                   kind="reference", tags=["deploy"]).fact.uid
@@ -49,12 +50,12 @@ def test_the_mirror_loses_the_words(os_services: Services, os_client: OpenSearch
     for query in (SECRET, "vim", f"is {SECRET} still valid"):
         os_services.search.search(p, query)
     settle(os_services)
-    assert SECRET.casefold() in mirror_text(os_client)  # the scan below can fail
+    assert SECRET.casefold() in mirror_text(os_client, os_prefix)  # the scan below can fail
     before = aggregates(os_services)
     assert before["sources"] == ("opensearch", "opensearch")
 
     env = {"MEMORY_DATA_DIR": str(os_settings.data_dir), "MEMORY_DATABASE_URL": os_settings.database_url or "",
-           "MEMORY_EMBEDDER": "none", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": os_settings.opensearch_url or ""}
+           "MEMORY_EMBEDDER": "none", "MEMORY_SEARCH": "opensearch", **os_cluster.env(os_prefix)}
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     # First without --match: the fact's words go, the searches holding only the secret stay, and the report
@@ -65,7 +66,7 @@ def test_the_mirror_loses_the_words(os_services: Services, os_client: OpenSearch
     assert report["queries_redacted"] == 0 and report["mirror"]["delivered"] >= 1
     assert report["sharing_long_words"] == [{"word": SECRET.casefold(), "searches": 2}]
     settle(os_services)
-    assert SECRET.casefold() in mirror_text(os_client)
+    assert SECRET.casefold() in mirror_text(os_client, os_prefix)
     # Then again with --match: the searches go too, in the store and (outbox, rebuild) in the mirror.
     result = CliRunner().invoke(app, ["redact", uid, "--reason", "a live token", "--operator", "alice",
                                       "--match", SECRET, "--json"])
@@ -76,10 +77,10 @@ def test_the_mirror_loses_the_words(os_services: Services, os_client: OpenSearch
     assert len(report["mirror"]["rebuilt"]) == 2  # fresh indices; the ones that held the words are deleted
 
     settle(os_services)
-    text = mirror_text(os_client)
+    text = mirror_text(os_client, os_prefix)
     assert SECRET.casefold() not in text and "the deploy bot uses" not in text
     assert "prefers vim" in text
-    doc = os_client.get(index="memory-facts-alpha", id=uid)["_source"]
+    doc = os_client.get(index=f"{os_prefix}-facts", id=uid, routing=str(p.id))["_source"]
     assert "title" not in doc and "text" not in doc and "embedding" not in doc
     assert (doc["status"], doc["kind"], doc["tags"]) == ("retired", "reference", ["deploy"])
     found = os_services.search.search(p, SECRET)

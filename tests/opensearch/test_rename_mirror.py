@@ -1,7 +1,7 @@
-"""`memory profile rename` in opensearch mode (issue 24): the per-profile indices are named after the profile,
-so the mirror follows the rename -- at once when the command can reach the cluster, otherwise through the
-outbox (a "rename" row) when the running service next syncs. Either way the old name's indices are dropped
-(a new profile of that name starts empty) and `memory check` is clean under the new name."""
+"""`memory profile rename` in opensearch mode (issue 24): the mirror's documents carry the profile's id, not its
+name, so a rename changes nothing in the cluster -- the same documents answer under the new name at once, a
+new profile under the old name starts empty, and `memory check` is clean. The rename's outbox row is marked
+followed by the command, or by the running service's next sync when something else renamed it."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from service.container import Services
 from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
 from tests.opensearch.conftest import settle
-
-DEAD = "http://127.0.0.1:9"  # nothing listens on the discard port
+from tests.support.clusters import Cluster
 
 
 @pytest.fixture
-def env(tmp_path: Path, database_url: str, os_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def env(tmp_path: Path, database_url: str, os_cluster: Cluster, os_prefix: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     values = {"MEMORY_DATA_DIR": str(tmp_path), "MEMORY_DATABASE_URL": database_url, "MEMORY_EMBEDDER": "none",
-              "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": os_url, "MEMORY_OPENSEARCH_TIMEOUT": "2"}
+              "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_TIMEOUT": "2", **os_cluster.env(os_prefix)}
     for key, value in values.items():
         monkeypatch.setenv(key, value)
 
@@ -34,9 +34,17 @@ def run(*args: str) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.output.strip().splitlines()[-1])
 
 
-def indices(client: OpenSearch, profile: str) -> list[str]:
-    found = client.indices.get(index=f"memory-*-{profile}.v*", allow_no_indices=True, ignore_unavailable=True)
-    return sorted(found)
+def backend(services: Services) -> OpenSearchBackend:
+    assert isinstance(services.backend, OpenSearchBackend)
+    return services.backend
+
+
+def snapshot(client: OpenSearch, services: Services) -> tuple[list[str], int]:
+    """The deployment's indices and how many documents they hold."""
+    names = backend(services).names
+    client.indices.refresh(index=f"{names.facts},{names.queries}")
+    indices = sorted(client.indices.get(index=f"{names.prefix}-*"))
+    return indices, int(client.count(index=f"{names.facts},{names.queries}")["count"])
 
 
 def grown(services: Services) -> tuple[int, list[str]]:
@@ -48,56 +56,36 @@ def grown(services: Services) -> tuple[int, list[str]]:
     return found.matched_count or 0, [f.fact.uid for f in found.facts]
 
 
-def assert_moved(services: Services, client: OpenSearch, matched: int, uids: list[str]) -> None:
-    assert indices(client, "alpha") == []
-    assert indices(client, "beta") == ["memory-facts-beta.v1", "memory-queries-beta.v1"]
+def assert_renamed(services: Services, matched: int, uids: list[str]) -> None:
     assert run("check", "beta") == (0, {"ok": True, "differences": {}})
     beta = services.profiles.get("beta")
     found = services.search.search(beta, "deploy kubernetes")  # the service that was running all along
     assert (found.matched_count, found.mode, [f.fact.uid for f in found.facts]) == (matched, "lexical", uids)
-    # A new profile under the old name starts empty: nothing of beta's is left under "alpha".
+    # A new profile under the old name starts empty: nothing of beta's answers under "alpha".
     alpha = services.profiles.create("alpha")
     assert services.search.search(alpha, "deploy kubernetes").matched_count == 0
     settle(services)
     assert run("check") == (0, {"ok": True, "differences": {}})
 
 
-def test_the_command_moves_the_mirror_at_once(env: None, os_services: Services, os_client: OpenSearch) -> None:
+def test_a_rename_changes_nothing_in_the_cluster(env: None, os_services: Services, os_client: OpenSearch) -> None:
     matched, uids = grown(os_services)
-    assert matched >= 1 and indices(os_client, "alpha") == ["memory-facts-alpha.v1", "memory-queries-alpha.v1"]
+    before = snapshot(os_client, os_services)
     code, out = run("profile", "rename", "alpha", "beta")
     assert code == 0, out
-    assert out["mirror"]["facts"] == len(corpus.FACTS) + len(corpus.SUPERSEDE) and out["mirror"]["queries"] == 2
-    assert os_services.backend.status()["outbox"]["pending"] == 0  # the rename row was delivered by the command
-    assert_moved(os_services, os_client, matched, uids)
+    assert out["mirror"] == {"renames_followed": 1, "documents": "unchanged (keyed by profile id)"}
+    assert os_services.backend.status()["outbox"]["pending"] == 0  # the rename row was marked by the command
+    assert snapshot(os_client, os_services) == before
+    assert_renamed(os_services, matched, uids)
 
 
-def test_without_the_cluster_the_running_service_moves_it_from_the_outbox(
-        env: None, os_url: str, os_services: Services, os_client: OpenSearch, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rename_row_left_pending_is_followed_by_the_worker(env: None, os_services: Services,
+                                                             os_client: OpenSearch) -> None:
     matched, uids = grown(os_services)
-    monkeypatch.setenv("MEMORY_OPENSEARCH_URL", DEAD)
-    code, out = run("profile", "rename", "alpha", "beta")
-    assert code == 0, out  # the rename stands
-    monkeypatch.setenv("MEMORY_OPENSEARCH_URL", os_url)
-    assert out["mirror"].startswith("not moved yet") and "memory reindex beta" in out["mirror"]
-    assert indices(os_client, "alpha") != []  # untouched so far
-    backend = os_services.backend
-    assert isinstance(backend, OpenSearchBackend)
-    assert backend.canonical.pending_renames() != [] and backend.status()["outbox"]["pending"] == 1
-
+    before = snapshot(os_client, os_services)
+    os_services.profiles.rename("alpha", "beta")  # as another process would, without the command's follow-up
+    assert backend(os_services).canonical.pending_renames() != []
     settle(os_services)  # the worker's next cycle
-    assert backend.canonical.pending_renames() == []
-    assert_moved(os_services, os_client, matched, uids)
-
-
-def test_a_rename_not_followed_yet_is_settled_by_reindex(
-        env: None, os_url: str, os_services: Services, os_client: OpenSearch, monkeypatch: pytest.MonkeyPatch) -> None:
-    grown(os_services)
-    monkeypatch.setenv("MEMORY_OPENSEARCH_URL", DEAD)
-    assert run("profile", "rename", "alpha", "beta")[0] == 0
-    monkeypatch.setenv("MEMORY_OPENSEARCH_URL", os_url)
-    code, out = run("reindex", "beta")  # what the command told the user to run
-    assert code == 0, out
-    assert out["reindexed"]["beta"]["mirror"]["indices"] == ["memory-facts-beta.v1", "memory-queries-beta.v1"]
-    assert indices(os_client, "alpha") == []
-    assert run("check", "beta") == (0, {"ok": True, "differences": {}})
+    assert backend(os_services).canonical.pending_renames() == []
+    assert snapshot(os_client, os_services) == before
+    assert_renamed(os_services, matched, uids)

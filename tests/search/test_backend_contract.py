@@ -24,7 +24,7 @@ from service.container import Services, build_services
 from service.domain.profiles import ProfileRef
 from tests.opensearch import corpus
 from tests.opensearch.fakes import FakeEmbedder
-from tests.support.clusters import wipe
+from tests.support.clusters import Cluster, new_prefix, remove_prefix
 
 MIN_SIMILARITY = 0.5  # with FakeEmbedder's axes: a shared concept word is well above, unrelated text below
 
@@ -65,9 +65,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     where, hybrid = request.param
     values = _settings(tmp_path, hybrid)
     if where != "embedded":
-        url = request.getfixturevalue("os_url_" + where)
-        values.update(search="opensearch", opensearch_url=url, opensearch_sync_interval=60.0,
-                      opensearch_timeout=5.0)
+        cluster: Cluster = request.getfixturevalue("cluster_" + where)
+        values.update(search="opensearch", **cluster.settings(request.getfixturevalue("prefix")),
+                      opensearch_sync_interval=60.0, opensearch_timeout=5.0)
     services = build_services(Settings(**values), embedder=FakeEmbedder() if hybrid else None)  # type: ignore[arg-type]
     try:
         yield Backend(services, hybrid, mirrored=where != "embedded")
@@ -76,18 +76,26 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 
 
 @pytest.fixture
-def os_url_osmem(osmem) -> Iterator[str]:  # noqa: ANN001 - the session's OsmemServer
+def cluster_osmem(osmem) -> Iterator[Cluster]:  # noqa: ANN001 - the session's OsmemServer
     clone = osmem.clone()
     try:
-        yield clone.url
+        yield Cluster(clone.url)
     finally:
         clone.close()
 
 
 @pytest.fixture
-def os_url_opensearch(real_opensearch: str) -> str:
-    wipe(real_opensearch)
-    return real_opensearch
+def cluster_opensearch(real_opensearch: Cluster) -> Iterator[Cluster]:
+    yield real_opensearch
+
+
+@pytest.fixture
+def prefix(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The test's own deployment prefix on the real cluster (removed after it)."""
+    name = new_prefix()
+    yield name
+    if "cluster_opensearch" in request.fixturenames:
+        remove_prefix(request.getfixturevalue("cluster_opensearch"), name)
 
 
 # --- what matches ---------------------------------------------------------------------------------------

@@ -40,6 +40,12 @@ def _total(response: dict[str, Any]) -> int | None:
     return int(total["value"]) if total.get("relation") == "eq" else None
 
 
+def _any(response: dict[str, Any]) -> bool:
+    """Whether a search (track_total_hits: 1) found anything at all."""
+    total = response["hits"]["total"]
+    return (total if isinstance(total, int) else int(total["value"])) > 0
+
+
 def _check(responses: list[dict[str, Any]]) -> None:
     for response in responses:
         if "error" in response:
@@ -87,7 +93,7 @@ class Searcher:
         if ask_known:  # the readability rule: does any term occur in the profile's facts at all?
             bodies.append(q.any_term(pid, terms))
         answers = self._msearch(pid, bodies, check=False)
-        if ask_known and "error" not in answers[-1] and not _total(answers[-1]):  # no term occurs: an exact miss
+        if ask_known and "error" not in answers[-1] and not _any(answers[-1]):  # no term occurs: an exact miss
             return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
         _check(answers)
         found, inactive_answer, unembedded_answer, lexical_answer, vector_answer = answers[:5]
@@ -114,7 +120,7 @@ class Searcher:
         if ask_known:  # the readability rule: an unreadable query none of whose terms occurs is an exact miss
             bodies.append(q.any_term(pid, terms))
         answers = self._msearch(pid, bodies)
-        if ask_known and not _total(answers.pop()):
+        if ask_known and not _any(answers.pop()):
             return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
         found, *inactive_answer = answers
         raw = _scores(found)
