@@ -1,0 +1,62 @@
+"""The command line (`python -m tests.support.opensearch_node build|run [--secured]`, `make opensearch`,
+`make opensearch-secured`): build and print where, or start a node, print how to reach it, and stop it on
+Ctrl-C, SIGTERM or SIGHUP."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from tests.support.opensearch.build import build
+from tests.support.opensearch.node import start_node
+from tests.support.opensearch.settings import NodeUnavailable
+from tests.support.opensearch.supervisor import supervise
+
+
+def main(argv: list[str]) -> int:
+    command, flags = (argv[0], argv[1:]) if argv else ("run", [])
+    if command == "supervise":
+        return supervise(flags)
+    if command not in ("build", "run") or set(flags) - {"--secured"}:
+        print("usage: python -m tests.support.opensearch_node [build|run] [--secured]", file=sys.stderr)
+        return 2
+    secured = "--secured" in flags
+    try:
+        if command == "build":
+            print(build(secured=secured))
+            return 0
+        return _run(secured)
+    except NodeUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(secured: bool) -> int:
+    """Start a node, print how to reach it, stop it on Ctrl-C, SIGTERM or SIGHUP (and, through its supervisor,
+    when this process dies any other way)."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
+    node = None
+    try:
+        node = start_node(secured=secured)
+        if secured:
+            user, password = node.admin  # type: ignore[misc]
+            cert, key = node.admin_cert  # type: ignore[misc]
+            print(f"OPENSEARCH_CA={node.ca_file}\nOPENSEARCH_USER={user}\nOPENSEARCH_PASSWORD={password}\n"
+                  f"OPENSEARCH_CLIENT_CERT={cert}  (the demo admin certificate, CN=kirk)\n"
+                  f"OPENSEARCH_CLIENT_KEY={key}\n"
+                  f"try: curl --cacert {node.ca_file} -u '{user}:{password}' {node.url}", flush=True)
+        print(f"OPENSEARCH_URL={node.url}  (Ctrl-C or SIGTERM stops it; data in {node.directory})", flush=True)
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean stop short
+        if node is not None:
+            node.remove()
+
