@@ -61,7 +61,7 @@ def _mirror(settings: Settings, db: Any, result: RedactionResult, *, rebuild: bo
     with mirror_maintenance(settings, db, build_embedder(settings)) as maintenance:
         assert maintenance is not None  # opensearch mode
         try:
-            pushed = maintenance.mirror.push(ref.id, wait=True)
+            pushed = maintenance.mirror.push(ref.id)
             out: dict[str, Any] = {"delivered": pushed.delivered}
             if rebuild:
                 out["rebuilt"] = maintenance.rebuild()["indices"]

@@ -17,6 +17,7 @@ from service.domain import portability
 from service.search.opensearch.maintenance import MirrorMaintenance
 from service.search.opensearch.mirror import Mirror
 from tests.opensearch import corpus
+from tests.opensearch.conftest import settle
 from tests.support.clusters import Cluster
 
 
@@ -40,6 +41,7 @@ def test_reindex_swaps_the_aliases_and_check_finds_differences(env: None, os_ser
     uids = corpus.load(os_services, alpha)
     corpus.load(os_services, beta)
     os_services.search.search(alpha, "deploy kubernetes")
+    settle(os_services)  # the search's query-log row goes through the worker
     facts = f"{os_prefix}-facts"
     assert run("check", "alpha") == (0, {"ok": True, "differences": {}})
 

@@ -210,7 +210,7 @@ def test_a_killed_test_session_takes_its_node_along(distribution: Path, started:
         from tests.support.clusters import real_opensearch  # noqa: F401 - the session fixture
 
         def test_hold(real_opensearch):
-            print("NODE_URL=" + real_opensearch, flush=True)
+            print("NODE_URL=" + real_opensearch.url, flush=True)
             time.sleep(600)
         """), encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if key not in ("OPENSEARCH_URL", "CI")}

@@ -165,7 +165,7 @@ class OpenSearchBackend:
         if not self.health.usable() or self.backoff.waiting(profile_id):
             return
         try:
-            self.push(profile_id, wait=True)
+            self.push(profile_id)
             self.health.ok()
         except Exception as exc:
             self._failed(exc)
@@ -264,15 +264,15 @@ class OpenSearchBackend:
         self._prepared = False
         return report
 
-    def push(self, profile_id: int, *, wait: bool) -> Delivery:
+    def push(self, profile_id: int) -> Delivery:
         with self._pushing[profile_id]:
             self.prepare()
             try:
-                done = self.mirror.push(profile_id, wait=wait)
+                done = self.mirror.push(profile_id)
             except IndexMissing:  # the cluster lost the index since we looked: rebuild it, then deliver
                 self._prepared = False
                 self.prepare()
-                done = self.mirror.push(profile_id, wait=wait)
+                done = self.mirror.push(profile_id)
         if done.failed:
             self.backoff.failed(profile_id, next(iter(done.errors.values()), "documents refused"))
         else:
@@ -304,7 +304,7 @@ class OpenSearchBackend:
     def _deliver_pending(self) -> None:
         for profile_id, _ in self.canonical.profiles_with_pending():
             if not self.backoff.waiting(profile_id):
-                self.push(profile_id, wait=False)
+                self.push(profile_id)
 
     def _embed_missing(self) -> bool:
         """Embed facts written while the embedder was loading or failing (a batch per cycle), store the

@@ -136,7 +136,7 @@ class MirrorMaintenance:
             found = self.mirror.backfill(pid, facts_index=self.names.facts, queries_index=self.names.queries,
                                          aliases=True, progress=step, repair=True)
             counts = {key: counts.get(key, 0) + value for key, value in found.items()}
-        self.mirror.push(profile.id, wait=True)
+        self.mirror.push(profile.id)
         return {**counts, "indices_created": created, "template_version": tpl.TEMPLATE_VERSION}
 
     def sync_profile(self, profile: ProfileRef) -> dict[str, Any]:

@@ -55,12 +55,12 @@ class Mirror:
 
     # --- outbox ------------------------------------------------------------------------------------
 
-    def push(self, profile_id: int, *, wait: bool) -> Delivery:
-        """Deliver the profile's pending rows. `wait`: refresh=true when facts are in the batch, so the
-        writer's next search sees its write. Raises BackendUnavailable (IndexMissing: build the index)."""
+    def push(self, profile_id: int) -> Delivery:
+        """Deliver the profile's pending rows (facts with refresh=true, so the writer's next search sees its
+        write). Raises BackendUnavailable (IndexMissing: build the index)."""
         total = Delivery()
         while batch := self.canonical.pending(profile_id):
-            done = self._deliver(profile_id, batch, wait=wait)
+            done = self._deliver(profile_id, batch)
             total.delivered += done.delivered
             total.stale += done.stale
             total.failed += done.failed
@@ -80,13 +80,13 @@ class Mirror:
         rows = self.canonical.since(profile_id, moment)
         done = Delivery()
         for start in range(0, len(rows), 500):
-            part = self._deliver(profile_id, rows[start:start + 500], wait=True)
+            part = self._deliver(profile_id, rows[start:start + 500])
             done.delivered += part.delivered
             done.stale += part.stale
             done.failed += part.failed
         return done
 
-    def _deliver(self, profile_id: int, batch: Sequence[Pending], *, wait: bool) -> Delivery:
+    def _deliver(self, profile_id: int, batch: Sequence[Pending]) -> Delivery:
         outbox_ids: dict[tuple[str, int], list[int]] = {}
         for pending in batch:
             outbox_ids.setdefault((pending.entity, pending.entity_id), []).append(pending.id)
@@ -113,7 +113,9 @@ class Mirror:
         delivered = [i for key, ids in outbox_ids.items() if key not in sent for i in ids]  # nothing to send
         errors: dict[int, str] = {}
         missing = ""
-        results = self.bulk(actions, refresh=wait and bool(fact_ids), require_alias=True)
+        # Facts always with refresh=true, from the worker too: a write's own push may find its rows already taken
+        # by the worker (woken by a search), and must still return with them searchable.
+        results = self.bulk(actions, refresh=bool(fact_ids), require_alias=True)
         for key, (ok, status, reason) in zip(keys, results, strict=True):
             if ok or status == 409:
                 delivered.extend(outbox_ids[key])
@@ -123,7 +125,7 @@ class Mirror:
             else:
                 errors.update({i: reason for i in outbox_ids[key]})
         self.canonical.delivered(delivered)
-        if wait and any(key[0] == "fact" and status == 409 for key, (_, status, _) in zip(keys, results)):
+        if any(key[0] == "fact" and status == 409 for key, (_, status, _) in zip(keys, results)):
             # A 409 item may not be covered by the refresh: the newer copy (e.g. sent by a backfill or the
             # worker without refresh) must still be searchable when this write returns.
             with translated("refresh"):
