@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from service.cli import help_types, maintenance, redact
+from service.cli import opensearch as opensearch_cli
 from service.cli.output import console, emit, failures
 from service.config import Settings
 from service.container import build_database, build_embedder, build_store, mirror_maintenance
@@ -19,6 +20,7 @@ profile_app = typer.Typer(help="Create, list and rename profiles.", no_args_is_h
 token_app = typer.Typer(help="Issue, list and revoke bearer tokens.", no_args_is_help=True)
 app.add_typer(profile_app, name="profile")
 app.add_typer(token_app, name="token")
+app.add_typer(opensearch_cli.app, name="opensearch")
 maintenance.register(app)
 redact.register(app)
 

@@ -33,6 +33,7 @@ from service.search.opensearch.cluster import plugin_problems, version_problems
 from service.search.opensearch.documents import routing
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
+from service.search.opensearch.role import role
 from service.store.canonical import Canonical
 from service.store.engine import Database
 
@@ -70,6 +71,23 @@ class MirrorMaintenance:
             raise TemplatesNotInstalled(f"{'; '.join(differences)}: an administrator runs `memory opensearch "
                                         "install` (MEMORY_OPENSEARCH_INSTALL=check)")
         return {"templates": "checked", "template_version": tpl.TEMPLATE_VERSION}
+
+    def bodies(self) -> dict[str, Any]:
+        """`memory opensearch install --print`: every request an administrator sends, in order."""
+        requests = []
+        pipeline = self.indices.pipeline_body()
+        if pipeline is not None:
+            requests.append({"method": "PUT", "path": f"/_search/pipeline/{self.names.pipeline}", "body": pipeline})
+        for name, body in self.indices.template_bodies().items():
+            requests.append({"method": "PUT", "path": f"/_index_template/{name}", "body": body})
+        for alias in self.indices.aliases:
+            requests.append({"method": "PUT", "path": f"/{tpl.versioned(alias, 1)}",
+                             "body": {"aliases": {alias: {"is_write_index": True}}}})
+        return {"requests": requests, "then": "the service fills the new indices from the canonical store at its "
+                                              "next start (or run `memory reindex`)"}
+
+    def role(self, *, install: str, legacy: bool) -> dict[str, Any]:
+        return role(self.names, install=install, legacy=legacy)
 
     def install(self) -> dict[str, Any]:
         """`memory opensearch install`: put the templates and the pipeline, create the shared indices."""

@@ -1,0 +1,86 @@
+"""`memory opensearch …`: the cluster of the scale-out deployment, for its administrator.
+
+install: put this release's index templates and search pipeline and create the shared indices (with an
+  administrator's credentials in MEMORY_OPENSEARCH_*), or `--print` the requests to send by hand; needed
+  once per release when the service runs with MEMORY_OPENSEARCH_INSTALL=check.
+check:   what keeps the cluster from serving this release (version, plugins, templates, pipeline, indices of
+  the per-profile layout of earlier releases), each with what to do; exit 1 when anything does.
+role:    the least-privilege role of the service's user, as the security plugin takes it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from service.cli.output import console, emit, failures
+from service.config import Settings
+from service.container import build_database, build_embedder, mirror_maintenance
+from service.errors import InvalidInput
+
+app = typer.Typer(help="The OpenSearch cluster of the scale-out deployment: install, check, role.",
+                  no_args_is_help=True, pretty_exceptions_show_locals=False)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    if settings.search != "opensearch":
+        raise InvalidInput("these commands are for the scale-out deployment: set MEMORY_SEARCH=opensearch and "
+                           "MEMORY_OPENSEARCH_URL (and the credentials)", param="MEMORY_SEARCH")
+    return settings
+
+
+@app.command()
+def install(
+    print_only: Annotated[bool, typer.Option("--print", help="Print the requests instead of sending them.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Put the index templates and the search pipeline, and create the shared indices."""
+    with failures(as_json):
+        settings = _settings()
+        with mirror_maintenance(settings, build_database(settings), build_embedder(settings)) as mirror:
+            assert mirror is not None
+            if print_only:
+                bodies = mirror.bodies()
+                typer.echo(json.dumps(bodies, indent=None if as_json else 2, ensure_ascii=False))
+                return
+            report: dict[str, Any] = mirror.install()
+        emit(as_json, report, lambda: console.print(f"installed: {report}", highlight=False, soft_wrap=True))
+
+
+@app.command()
+def check(as_json: JsonOpt = False) -> None:
+    """What keeps the cluster from serving this release, with what to do; exit 1 when anything does."""
+    with failures(as_json):
+        settings = _settings()
+        with mirror_maintenance(settings, build_database(settings), build_embedder(settings)) as mirror:
+            assert mirror is not None
+            problems = mirror.check_cluster()
+        emit(as_json, {"ok": not problems, "problems": problems},
+             lambda: console.print("\n".join(problems) or "the cluster can serve this release", highlight=False,
+                                   soft_wrap=True))
+        if problems:
+            raise typer.Exit(code=1)
+
+
+@app.command()
+def role(
+    install_mode: Annotated[str | None, typer.Option(
+        "--install", help="auto (the service puts its templates) or check (an administrator does); "
+                          "default MEMORY_OPENSEARCH_INSTALL.")] = None,
+    legacy: Annotated[bool, typer.Option(
+        "--legacy", help="Also the indices of the per-profile layout of earlier releases (until `memory "
+                         "reindex` has moved them).")] = False,
+) -> None:
+    """Print the least-privilege role of the service's user (PUT _plugins/_security/api/roles/<name>)."""
+    with failures(False):
+        settings = _settings()
+        mode = install_mode or settings.opensearch_install
+        if mode not in ("auto", "check"):
+            raise InvalidInput(f"--install must be auto or check (got {mode!r})", param="install")
+        with mirror_maintenance(settings, build_database(settings), build_embedder(settings)) as mirror:
+            assert mirror is not None
+            typer.echo(json.dumps(mirror.role(install=mode, legacy=legacy), indent=2))
