@@ -53,6 +53,10 @@ class ClusterUnfit(BackendUnavailable):
     """The cluster cannot serve this release (version, plugins, templates): searches answer degraded."""
 
 
+class Resting(BackendUnavailable):
+    """The cluster failed a moment ago: left alone for a while (Health), with the reason it failed."""
+
+
 class ProfileMirrorIncomplete(BackendUnavailable):
     """The cluster refused some of this profile's documents: its searches answer degraded (others do not)."""
 
@@ -184,8 +188,11 @@ class OpenSearchBackend:
             problems.append(f"outbox unreadable: {exc.message}")
         age = round((clock.utcnow() - oldest).total_seconds(), 3) if oldest is not None else 0.0
         reachable, why = self._reachable()
+        report = self.health.report()
         if not reachable:
             problems.append(f"{why}: searches answered lexically from the canonical store")
+        elif report["last_error"] and self.health.down:  # reachable, yet the mirror could not be used
+            problems.append(f"{report['last_error']}: searches answered lexically from the canonical store")
         if age > LAG_DEGRADED_SECONDS:
             problems.append(f"outbox lagging: {pending} changes pending, oldest {age:.0f} s")
         if self.indices.pipeline_error and self.embedder.enabled:
@@ -194,7 +201,6 @@ class OpenSearchBackend:
         if failing:
             problems.append(f"{len(failing)} profile(s) with documents the cluster refused (their searches answer "
                             f"degraded): {next(iter(failing.values()))}")
-        report = self.health.report()
         report["reachable"] = reachable and report["reachable"]
         return {
             "backend": self.name,
@@ -331,7 +337,7 @@ class OpenSearchBackend:
 
     def _usable(self, profile_id: int) -> None:
         if not self.health.usable():
-            raise BackendUnavailable("opensearch: unreachable a moment ago")
+            raise Resting(f"opensearch, a moment ago: {self.health.report()['last_error']}")
         if self.backoff.failing(profile_id):
             raise ProfileMirrorIncomplete("opensearch: this profile's documents were refused (see /readyz)")
 
@@ -347,5 +353,5 @@ class OpenSearchBackend:
         if isinstance(exc, IndexMissing):
             self._prepared = False
         elif isinstance(exc, BackendUnavailable) and not isinstance(
-                exc, EmbeddingUnavailable | ClusterUnfit | ProfileMirrorIncomplete):
+                exc, EmbeddingUnavailable | ClusterUnfit | ProfileMirrorIncomplete | Resting):
             self.health.failed(short(exc))  # the cluster's failure; an embedder's says nothing about it

@@ -10,6 +10,7 @@ from opensearchpy.exceptions import NotFoundError, OpenSearchException
 
 from service.config import Settings
 from service.errors import BackendUnavailable
+from service.search.opensearch.refusals import explain
 
 
 class IndexMissing(BackendUnavailable):
@@ -32,7 +33,11 @@ def make_client(settings: Settings) -> OpenSearch:
 
 
 def short(exc: BaseException) -> str:
-    """A one-line reason, for logs, status and outbox.last_error (500 chars max)."""
+    """A one-line reason, for logs, status and outbox.last_error (500 chars max): what the cluster said, with
+    what to do, when it answered with an error body."""
+    info = getattr(exc, "info", None)
+    if isinstance(info, dict) and isinstance(info.get("error"), dict):
+        return explain(info)[:500]
     text = " ".join(str(exc).split())
     return text[:500] or type(exc).__name__
 

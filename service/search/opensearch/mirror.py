@@ -27,8 +27,9 @@ from opensearchpy import OpenSearch, helpers
 
 from service.search.opensearch.templates import Names
 from service.store.canonical import Canonical, Pending
-from service.search.opensearch.client import IndexMissing, short, translated
+from service.search.opensearch.client import IndexMissing, translated
 from service.search.opensearch.documents import fact_document, index_action, query_document
+from service.search.opensearch.refusals import explain
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ class Mirror:
                                                    raise_on_exception=True, **params):
                 result = next(iter(item.values()))
                 error = result.get("error")
-                reason = short(Exception(f"{error.get('type')}: {error.get('reason')}")) if error else ""
+                reason = explain(error)[:500] if error else ""
                 out.append((bool(ok), int(result.get("status", 0)), reason))
         return out
 

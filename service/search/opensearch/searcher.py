@@ -30,6 +30,7 @@ from service.search.mode import exact, search_mode
 from service.search.opensearch import queries as q
 from service.search.opensearch.client import translated
 from service.search.opensearch.documents import routing
+from service.search.opensearch.refusals import explain
 
 
 def _total(response: dict[str, Any]) -> int | None:
@@ -49,7 +50,7 @@ def _any(response: dict[str, Any]) -> bool:
 def _check(responses: list[dict[str, Any]]) -> None:
     for response in responses:
         if "error" in response:
-            raise BackendUnavailable(f"opensearch msearch: {response['error']}")
+            raise BackendUnavailable(f"opensearch msearch: {explain(response['error'])}")
 
 
 def _scores(response: dict[str, Any]) -> dict[str, float]:

@@ -135,7 +135,7 @@ class MirrorAggregates:
 
     def _reachable(self) -> None:
         if not self.health.usable():
-            raise BackendUnavailable("opensearch: unreachable a moment ago")
+            raise BackendUnavailable(f"opensearch, a moment ago: {self.health.report()['last_error']}")
 
     def _distinct(self, profile_id: int, first: date, last: date) -> int:
         """Exact number of distinct query texts: every page of the composite aggregation."""
