@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 EMBED_BATCH = 64
 LAG_DEGRADED_SECONDS = 30.0
 PROFILE_BACKOFF_MAX = 60.0
-UNFIT_RECHECK_SECONDS = 30.0  # an unfit cluster (too old, a plugin or template missing) is asked again after
+UNFIT_RECHECK_SECONDS = 30.0
+PREPARE_WAIT_SECONDS = 2.0  # a search waits this long for another thread's preparation, then answers degraded  # an unfit cluster (too old, a plugin or template missing) is asked again after
 
 
 class ClusterUnfit(BackendUnavailable):
@@ -241,7 +242,9 @@ class OpenSearchBackend:
         canonical store if they did not). Once per process, again after an index went missing."""
         if self._prepared:
             return
-        with self._preparing:
+        if not self._preparing.acquire(timeout=PREPARE_WAIT_SECONDS):  # another thread builds the mirror (a
+            raise Resting("opensearch: the mirror is being built from the canonical store")  # backfill): degraded
+        try:
             if self._prepared:
                 return
             if self._unfit and time.monotonic() < self._unfit_until:  # asked a moment ago: still unfit
@@ -264,6 +267,8 @@ class OpenSearchBackend:
                 self.indices.refresh(self.names.facts)  # searchable before the next search
                 log.info("mirror: created %s", ", ".join(created))
             self._prepared = True
+        finally:
+            self._preparing.release()
 
     def install(self) -> dict[str, Any]:
         report = self.indices.install()
