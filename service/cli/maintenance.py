@@ -112,24 +112,28 @@ def register(app: typer.Typer) -> None:
     @app.command(name="import")
     def import_(profile: str, file: Path, as_json: JsonOpt = False) -> None:
         """Load a profile exported by `memory export` (facts and query log; rows already there skipped; uids of
-        another profile of this store get new ones, so an export can be copied into another profile)."""
+        another profile of this store get new ones, so an export can be copied into another profile). Facts are
+        embedded first (progress bar), so they are stored, and mirrored, with their vectors."""
         with failures(as_json):
-            settings = Settings()
-            db = build_database(settings)
+            settings, db, profiles, embedder, vectors = _vector_tools()
             store = build_store(settings, db)
-            ref = ProfileService(store).get(profile)
+            ref = profiles.get(profile)
             document = portability.read_document(file)
-            result: dict[str, Any] = dict(portability.import_profile(store, ref, document))
+            with Progress(console=console, disable=as_json, transient=False) as progress:
+                made = vectors.embed_document(document, ticker(progress, progress.add_task("embedding", total=None)))
+            result: dict[str, Any] = dict(portability.import_profile(store, ref, document, vectors=made,
+                                                                     model=embedder.model_id))
+            result["embedded"] = len(made)
             if settings.search == "opensearch":
-                with mirror_maintenance(settings, db, build_embedder(settings)) as mirror:
+                with mirror_maintenance(settings, db, embedder) as mirror:
                     assert mirror is not None
                     try:
-                        result["mirror"] = mirror.sync_profile(ref)
+                        result["mirror"] = mirror.deliver(ref)
                     except BackendUnavailable as exc:  # the import stands; the mirror catches up later
-                        result["mirror"] = f"not updated ({exc.message}); run: memory reindex {profile}"
+                        result["mirror"] = f"not updated ({exc.message}); the running service delivers it"
             emit(as_json, {"profile": profile, **result},
                  lambda: console.print(f"imported {result['imported']} facts ({result['uids_remapped']} under "
-                                       f"new uids; skipped {result['skipped']}), "
+                                       f"new uids; skipped {result['skipped']}; {result['embedded']} embedded), "
                                        f"{result['queries_imported']} query-log rows "
                                        f"(skipped {result['queries_skipped']}, "
                                        f"renumbered {result['queries_renumbered']})"))

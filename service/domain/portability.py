@@ -17,9 +17,12 @@ everywhere the document stores a uid, and each copied fact or renumbered row rec
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from service import contract
 from service import clock
@@ -86,12 +89,15 @@ def _ts(value: Any, field: str) -> datetime:
     return parsed
 
 
-def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[str, Any]) -> dict[str, int]:
+def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[str, Any], *,
+                   vectors: Mapping[str, np.ndarray] | None = None, model: str | None = None) -> dict[str, int]:
     """All-or-nothing, in one transaction: facts already in this profile (or copied into it before) are
     skipped, and so are query-log rows already there; a uid taken by another profile of the store gets a new
-    one, and every uid the document stores is translated with it (service.domain.copies). What was imported
-    is queued for the search mirror like any new row (the store's outbox)."""
+    one, and every uid the document stores is translated with it (service.domain.copies). `vectors` (by the
+    document's uids, of embedder `model`) are stored with their facts. What was imported is queued for the
+    search mirror like any new row (the store's outbox)."""
     imported = skipped = 0
+    now = clock.utcnow()
     with store.unit_of_work() as uow:
         seq = uow.profiles.lock(profile.id)
         check_document(uow, profile.id, document)  # every problem at once, before anything is written
@@ -101,16 +107,19 @@ def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[st
             if uid in plan.present:
                 skipped += 1
                 continue
-            _import_fact(uow, profile, item, plan.uid(uid), seq,
-                         copied_from=uid if uid in plan.renamed else item.get("copied_from"),
-                         links=(plan.uid(item.get("supersedes")), plan.uid(item.get("superseded_by"))))
+            row = _import_fact(uow, profile, item, plan.uid(uid), seq,
+                               copied_from=uid if uid in plan.renamed else item.get("copied_from"),
+                               links=(plan.uid(item.get("supersedes")), plan.uid(item.get("superseded_by"))))
+            vector = (vectors or {}).get(uid)
+            if vector is not None and model and row.redacted_at is None:
+                uow.vectors.put(row, model, vector, now)
             imported += 1
         queries = _import_queries(uow, profile, document.get("queries") or [], plan)
     return {"imported": imported, "skipped": skipped, "uids_remapped": len(plan.renamed), **queries}
 
 
 def _import_fact(uow: UnitOfWork, profile: ProfileRef, item: dict[str, Any], uid: str, seq: int, *,
-                 copied_from: str | None, links: tuple[str | None, str | None]) -> None:
+                 copied_from: str | None, links: tuple[str | None, str | None]) -> FactRecord:
     status = str(item.get("status", ""))
     if status not in {s.value for s in FactStatus}:
         raise InvalidInput(f"fact {uid}: unknown status {status!r}")
@@ -138,6 +147,7 @@ def _import_fact(uow: UnitOfWork, profile: ProfileRef, item: dict[str, Any], uid
             tags=validation.tags(rev.get("tags") or []), valid_from=_ts(rev["valid_from"], "valid_from"),
             valid_to=_ts(rev["valid_to"], "valid_to"),
         )
+    return row
 
 
 def _redaction_fields(row: FactRecord, item: dict[str, Any]) -> dict[str, Any]:

@@ -47,6 +47,26 @@ class VectorMaintenance:
                 progress(done, len(ids))
         return {"embedded": done, "model": self.embedder.model_id}
 
+    def embed_document(self, document: dict[str, Any], progress: Callable[[int, int], None] | None = None
+                       ) -> dict[str, Any]:
+        """The vectors of an export document's facts (uid in the document -> vector), made in batches before
+        `memory import` writes anything, so the import stores each fact with its vector and the search mirror
+        receives it once. Redacted facts have no words to embed; none without an embedder."""
+        if not self.embedder.enabled:
+            return {}
+        facts = [f for f in document.get("facts") or [] if isinstance(f, dict) and not f.get("redaction")
+                 and isinstance(f.get("title"), str) and isinstance(f.get("text"), str) and f.get("uid")]
+        made: dict[str, Any] = {}
+        if progress:
+            progress(0, len(facts))
+        for start in range(0, len(facts), BATCH):
+            chunk = facts[start : start + BATCH]
+            vectors = self.embedder.embed_documents([embedding_text(f["title"], f["text"]) for f in chunk])
+            made.update({str(f["uid"]): v for f, v in zip(chunk, vectors)})
+            if progress:
+                progress(len(made), len(facts))
+        return made
+
     def check(self, profile: ProfileRef) -> dict[str, Any]:
         """Facts without a vector of the current embedder (empty dict when all is well)."""
         if not self.embedder.enabled:

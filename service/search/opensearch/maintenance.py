@@ -157,9 +157,18 @@ class MirrorMaintenance:
         self.mirror.push(profile.id)
         return {**counts, "indices_created": created, "template_version": tpl.TEMPLATE_VERSION}
 
-    def sync_profile(self, profile: ProfileRef) -> dict[str, Any]:
-        """The profile's documents are all in the mirror (after `memory import` and `memory profile rename`)."""
-        return self.resend(profile)
+    def deliver(self, profile: ProfileRef) -> dict[str, Any]:
+        """The profile's pending outbox rows delivered now (after `memory import`: each imported fact goes once,
+        with the vector the import stored); the shared indices made first if they are missing."""
+        self.prepare()
+        created = self.indices.ensure()
+        if created:
+            for profile_id, _ in self.canonical.profiles():
+                self.mirror.backfill(profile_id, facts_index=self.names.facts, queries_index=self.names.queries,
+                                     aliases=True)
+        done = self.mirror.push(profile.id)
+        return {"delivered": done.delivered, "failed": done.failed, "sent_without_vector": len(done.unembedded),
+                "indices_created": created}
 
     def _legacy(self, profile_names: list[str]) -> list[str]:
         try:
