@@ -28,7 +28,7 @@ from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
 from service.store.canonical import Canonical
-from service.search.opensearch.client import IndexMissing, make_client, short
+from service.search.opensearch.client import IndexMissing, make_client, reachability, short
 from service.search.opensearch.health import Health
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
@@ -132,9 +132,10 @@ class OpenSearchBackend:
             pending, oldest = -1, None
             problems.append(f"outbox unreadable: {exc.message}")
         age = round((clock.utcnow() - oldest).total_seconds(), 3) if oldest is not None else 0.0
-        reachable = bool(self.client.ping(request_timeout=2))
+        reachable, problem = reachability(self.client)  # why not: refused credentials, TLS, ... (not only down)
         if not reachable or self.health.down:
-            problems.append("cluster unreachable: searches answered lexically from the canonical store")
+            problems.append(f"{problem or self.health.report()['last_error'] or 'cluster unreachable'}; "
+                            "searches answered lexically from the canonical store")
         if age > LAG_DEGRADED_SECONDS:
             problems.append(f"outbox lagging: {pending} changes pending, oldest {age:.0f} s")
         if self.indices.pipeline_error and self.embedder.enabled:
