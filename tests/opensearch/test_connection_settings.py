@@ -192,3 +192,13 @@ def test_tls_options_follow_the_settings(tmp_path: Path) -> None:
     assert "http_auth" not in options
     plain = client_options(settings(tmp_path, opensearch_url="http://localhost:9200"))
     assert "use_ssl" not in plain and "ca_certs" not in plain
+
+
+def test_every_connection_setting_is_in_the_readme_table() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Scale-out deployment", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `MEMORY_OPENSEARCH_")]
+    for field in (f for f in Settings.model_fields if f.startswith("opensearch_")):
+        name = f"MEMORY_{field.upper()}"
+        short = f"`_{field.upper().removeprefix('OPENSEARCH_')}`"  # `MEMORY_OPENSEARCH_USERNAME` / `_PASSWORD`
+        assert any(f"`{name}`" in row or short in row for row in rows), name
