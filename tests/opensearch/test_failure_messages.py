@@ -93,6 +93,24 @@ def test_https_to_a_plain_http_port(tmp_path: Path, plain_http_port: int) -> Non
                                   "MEMORY_OPENSEARCH_URL")
 
 
+def test_a_port_that_hangs_up_on_the_tls_handshake(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as rude:
+        def hang_up() -> None:
+            try:
+                while True:
+                    conn, _ = rude.accept()
+                    conn.recv(16)  # part of the ClientHello, then gone (a reset, or an EOF)
+                    conn.close()
+            except OSError:
+                return
+
+        threading.Thread(target=hang_up, daemon=True).start()
+        port = rude.getsockname()[1]
+        error = call_fails(settings(tmp_path, f"https://127.0.0.1:{port}", opensearch_ca_certs=certifi.where()))
+    assert isinstance(error, (Unreachable, TLSFailed)) and f"127.0.0.1:{port}" in error.message
+    assert "use http:// in MEMORY_OPENSEARCH_URL" in error.message and "MEMORY_OPENSEARCH_CLIENT_CERT" in error.message
+
+
 def test_a_name_that_does_not_resolve(tmp_path: Path) -> None:
     error = call_fails(settings(tmp_path, "http://opensearch.invalid:9200"))  # .invalid never resolves (RFC 2606)
     assert isinstance(error, Unreachable)

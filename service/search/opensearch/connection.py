@@ -174,8 +174,7 @@ UNTRUSTED = {2, 18, 19, 20, 21}  # X509_V_ERR_: no issuer cert, self-signed (lea
 NAME_MISMATCH = {62, 64}  # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
 CLIENT_CERT_REFUSED = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "CERTIFICATE_UNKNOWN",
                        "ACCESS_DENIED", "HANDSHAKE_FAILURE")
-NOT_TLS = ("WRONG_VERSION_NUMBER", "HTTP_REQUEST", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE",
-           "UNEXPECTED_EOF_WHILE_READING")
+NOT_TLS = ("WRONG_VERSION_NUMBER", "HTTP_REQUEST", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE")
 
 
 def classify(exc: OpenSearchException, action: str) -> BackendUnavailable:
@@ -239,6 +238,10 @@ def _connection_failure(exc: OpenSearchException, endpoint: Endpoint | None, act
         if any(code in reason for code in NOT_TLS):
             return TLSFailed(f"TLS to {where} failed ({reason.lower() or 'no TLS answer'}): the port does not seem to "
                              "speak TLS; if the cluster has TLS off, use http:// in MEMORY_OPENSEARCH_URL")
+        if isinstance(tls, ssl.SSLEOFError) or "EOF" in reason:
+            return TLSFailed(f"TLS to {where} failed: the server closed the connection during the handshake; it may "
+                             "not speak TLS on this port (then use http:// in MEMORY_OPENSEARCH_URL), or want a client "
+                             "certificate (MEMORY_OPENSEARCH_CLIENT_CERT)")
         if any(code in reason for code in CLIENT_CERT_REFUSED):
             if endpoint is not None and endpoint.client_cert is not None:
                 return TLSFailed(f"TLS to {where} failed: the cluster refused the client certificate "
@@ -263,6 +266,10 @@ def _connection_failure(exc: OpenSearchException, endpoint: Endpoint | None, act
     if dropped and endpoint is not None and endpoint.scheme == "http":
         return Unreachable(f"OpenSearch at {where} closed the connection without an answer to a plain-http request: "
                            "if the cluster speaks TLS, use https:// in MEMORY_OPENSEARCH_URL")
+    if dropped:
+        return Unreachable(f"OpenSearch at {where} closed the connection without an answer ({action}): if that port "
+                           "does not speak TLS, use http:// in MEMORY_OPENSEARCH_URL; if it wants a client "
+                           "certificate, set MEMORY_OPENSEARCH_CLIENT_CERT")
     inner = next((e for e in reversed(chain) if not isinstance(e, TransportError)), exc)
     return Unreachable(f"OpenSearch unreachable at {where} ({action}): {_line(str(inner))}")
 
