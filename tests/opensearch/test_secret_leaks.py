@@ -57,6 +57,8 @@ class Scenario:
     user: str
     password: str
     expect: str  # what /readyz, the worker's error and the CLI should say instead
+    ca: Path
+    url: str | None = None  # the URL with user:password@, when the password is given that way
 
 
 def new_password() -> str:
@@ -71,26 +73,28 @@ def closed_port() -> int:
 
 @contextmanager
 def scenario(kind: str, node: Node, tmp_path: Path) -> Iterator[Scenario]:
+    ca = node.ca_file
+    assert ca is not None
     base: dict[str, object] = {
         "data_dir": tmp_path, "database_url": f"sqlite:///{tmp_path / 'memory.db'}", "embedder": "none",
-        "search": "opensearch", "opensearch_url": node.url, "opensearch_ca_certs": str(node.ca_file),
+        "search": "opensearch", "opensearch_url": node.url, "opensearch_ca_certs": str(ca),
         "opensearch_sync_interval": 60.0, "opensearch_timeout": 5.0,
     }
     if kind == "wrong password":
         password = new_password()
         yield Scenario(Settings(**base, opensearch_username="admin", opensearch_password=password),  # type: ignore[arg-type]
-                       "admin", password, "OpenSearch refused the credentials of user 'admin'")
+                       "admin", password, "OpenSearch refused the credentials of user 'admin'", ca)
     elif kind == "wrong password in the URL":
         password = new_password()
-        base["opensearch_url"] = node.url.replace("https://", f"https://admin:{quote(password, safe='')}@")
+        base["opensearch_url"] = url = node.url.replace("https://", f"https://admin:{quote(password, safe='')}@")
         yield Scenario(Settings(**base), "admin", password,  # type: ignore[arg-type]
-                       "OpenSearch refused the credentials of user 'admin'")
+                       "OpenSearch refused the credentials of user 'admin'", ca, url)
     elif kind == "cluster down":
         password = new_password()
         port = closed_port()
         base["opensearch_url"] = f"https://127.0.0.1:{port}"
         yield Scenario(Settings(**base, opensearch_username="admin", opensearch_password=password),  # type: ignore[arg-type]
-                       "admin", password, f"OpenSearch unreachable at 127.0.0.1:{port}: connection refused")
+                       "admin", password, f"OpenSearch unreachable at 127.0.0.1:{port}: connection refused", ca)
     else:  # a user that may GET / only (the requests fail), or build the mirror but not write documents
         user, password, role = f"svc-{secrets.token_hex(4)}", new_password(), f"svc-{secrets.token_hex(4)}"
         if kind == "missing permission (requests)":
@@ -102,22 +106,23 @@ def scenario(kind: str, node: Node, tmp_path: Path) -> Iterator[Scenario]:
         node.create_user(user, password, roles=[role])
         try:
             yield Scenario(Settings(**base, opensearch_username=user, opensearch_password=password),  # type: ignore[arg-type]
-                           user, password, expect)
+                           user, password, expect, ca)
         finally:
             node.delete_user(user)
             node.delete_role(role)
 
 
-def environment(settings: Settings) -> dict[str, str]:
-    """The MEMORY_* variables of these settings, for the CLI (which reads its own)."""
-    assert settings.opensearch_password is not None
-    return {"MEMORY_DATA_DIR": str(settings.data_dir), "MEMORY_DATABASE_URL": str(settings.database_url),
-            "MEMORY_EMBEDDER": "none", "MEMORY_SEARCH": "opensearch",
-            "MEMORY_OPENSEARCH_URL": str(settings.opensearch_url),
-            "MEMORY_OPENSEARCH_CA_CERTS": str(settings.opensearch_ca_certs),
-            "MEMORY_OPENSEARCH_USERNAME": str(settings.opensearch_username),
-            "MEMORY_OPENSEARCH_PASSWORD": settings.opensearch_password.get_secret_value(),
-            "MEMORY_OPENSEARCH_TIMEOUT": "5"}
+def environment(case: Scenario) -> dict[str, str]:
+    """The MEMORY_* variables of the scenario, for the CLI (which reads its own): the password as the service
+    got it (a URL's userinfo stays in the URL)."""
+    settings = case.settings
+    env = {"MEMORY_DATA_DIR": str(settings.data_dir), "MEMORY_DATABASE_URL": str(settings.database_url),
+           "MEMORY_EMBEDDER": "none", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_TIMEOUT": "5",
+           "MEMORY_OPENSEARCH_CA_CERTS": str(case.ca)}
+    if case.url is not None:
+        return {**env, "MEMORY_OPENSEARCH_URL": case.url}
+    return {**env, "MEMORY_OPENSEARCH_URL": str(settings.opensearch_url),
+            "MEMORY_OPENSEARCH_USERNAME": case.user, "MEMORY_OPENSEARCH_PASSWORD": case.password}
 
 
 def call(tool: str, **arguments: object) -> dict[str, object]:
@@ -178,7 +183,7 @@ def test_the_password_never_leaves_the_process(kind: str, secured_opensearch: No
         runner = CliRunner()
         outputs = {}
         for command in (["check", "--json"], ["reindex", "--json"]):
-            result = runner.invoke(cli, command, env=environment(case.settings))
+            result = runner.invoke(cli, command, env=environment(case))
             outputs[command[0]] = result.output
             seen[f"memory {' '.join(command)}"] = f"{result.output} {result.exception!r}"
         captured = capfd.readouterr()
