@@ -198,7 +198,11 @@ def test_every_connection_setting_is_in_the_readme_table() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## Scale-out deployment", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `MEMORY_OPENSEARCH_")]
-    for field in (f for f in Settings.model_fields if f.startswith("opensearch_")):
+    connection = ("opensearch_url", "opensearch_username", "opensearch_password", "opensearch_password_file",
+                  "opensearch_ca_certs", "opensearch_client_cert", "opensearch_client_key",
+                  "opensearch_verify_hostname", "opensearch_aws_region", "opensearch_allow_plaintext_credentials")
+    assert set(connection) <= set(Settings.model_fields)
+    for field in connection:
         name = f"MEMORY_{field.upper()}"
         short = f"`_{field.upper().removeprefix('OPENSEARCH_')}`"  # `MEMORY_OPENSEARCH_USERNAME` / `_PASSWORD`
         assert any(f"`{name}`" in row or short in row for row in rows), name
