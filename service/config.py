@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
+import re
+import ssl
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,7 +22,9 @@ def _default_data_dir() -> Path:
 class Settings(BaseSettings):
     """Service settings, read from MEMORY_* environment variables (see README, "Configuration")."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMORY_", extra="ignore", frozen=True)
+    # hide_input_in_errors: str() of a refused configuration never shows a value (a password among them);
+    # describe_error shows each refused value itself, secrets masked.
+    model_config = SettingsConfigDict(env_prefix="MEMORY_", extra="ignore", frozen=True, hide_input_in_errors=True)
 
     data_dir: Path = Field(default_factory=_default_data_dir)
     database_url: str | None = None
@@ -27,7 +33,18 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["full", "normal"] = "full"
 
     search: Literal["embedded", "opensearch"] = "embedded"
-    opensearch_url: str | None = None
+    opensearch_url: str | None = None  # never holds user:password@ (moved to the two settings below)
+    # How the service authenticates to the cluster and checks it (README "Scale-out deployment"): basic auth
+    # (the password, or a file holding it), TLS against a private CA, a client certificate, or AWS SigV4.
+    opensearch_username: str | None = None
+    opensearch_password: SecretStr | None = None
+    opensearch_password_file: Path | None = None  # read once at start-up; a trailing newline is dropped
+    opensearch_ca_certs: Path | None = None
+    opensearch_client_cert: Path | None = None
+    opensearch_client_key: Path | None = None
+    opensearch_verify_hostname: bool = True
+    opensearch_aws_region: str | None = None  # SigV4 for Amazon OpenSearch Service (service "es")
+    opensearch_allow_plaintext_credentials: bool = False  # credentials over http:// to a non-loopback host
     opensearch_shards: int = Field(default=1, ge=1, le=64)
     opensearch_replicas: int = Field(default=0, ge=0, le=8)
     opensearch_timeout: float = Field(default=10.0, gt=0)  # seconds per request to the mirror
@@ -71,6 +88,61 @@ class Settings(BaseSettings):
     lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     fusion_depth: int = Field(default=100, ge=1, le=10_000)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _opensearch_secrets(cls, data: Any) -> Any:
+        """A URL's user:password@ moves to opensearch_username/_password, so the stored URL never holds it; a
+        password file is read into opensearch_password. Credentials given in two places are refused."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        given = [name for name in ("opensearch_username", "opensearch_password", "opensearch_password_file")
+                 if data.get(name) not in (None, "")]
+        url = data.get("opensearch_url")
+        if isinstance(url, str) and "@" in urlsplit(url.strip()).netloc:
+            if given:
+                raise ValueError("MEMORY_OPENSEARCH_URL holds user:password@ and "
+                                 f"{' and '.join(f'MEMORY_{name.upper()}' for name in given)} is set too: give the "
+                                 "credentials once, preferably as MEMORY_OPENSEARCH_USERNAME and "
+                                 "MEMORY_OPENSEARCH_PASSWORD (or _PASSWORD_FILE)")
+            parts = urlsplit(url.strip())
+            userinfo, _, host = parts.netloc.rpartition("@")
+            user, colon, password = userinfo.partition(":")
+            data["opensearch_url"] = urlunsplit(parts._replace(netloc=host))
+            data["opensearch_username"] = unquote(user) or None
+            data["opensearch_password"] = unquote(password) if colon else None
+        path = data.get("opensearch_password_file")
+        if path not in (None, ""):
+            if data.get("opensearch_password") not in (None, ""):
+                raise ValueError("MEMORY_OPENSEARCH_PASSWORD and MEMORY_OPENSEARCH_PASSWORD_FILE are both set: "
+                                 "set one")
+            data["opensearch_password"] = _read_password(Path(str(path)))
+        return data
+
+    @field_validator("opensearch_username", "opensearch_password", "opensearch_password_file",
+                     "opensearch_ca_certs", "opensearch_client_cert", "opensearch_client_key",
+                     "opensearch_aws_region", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("opensearch_url")
+    @classmethod
+    def _opensearch_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("an http:// or https:// URL with a host, e.g. https://opensearch.internal:9200")
+        try:
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            raise ValueError("the port is not a number") from None
+        if parts.query or parts.fragment:
+            raise ValueError("no query string or fragment: scheme, host, port and an optional path prefix")
+        return value
+
     @field_validator("database_url")
     @classmethod
     def _normalise_db_url(cls, value: str | None) -> str | None:
@@ -113,6 +185,14 @@ class Settings(BaseSettings):
                              "`pip install '.[scale-out]'` in the service's folder")
         return self
 
+    @model_validator(mode="after")
+    def _check_opensearch_connection(self) -> "Settings":
+        if self.search == "opensearch" and self.opensearch_url:
+            problems = _connection_problems(self)
+            if problems:
+                raise ValueError("; ".join(problems))
+        return self
+
     def _scale_out_parts(self) -> list[tuple[str, str, str]]:
         """(setting, module, package) of each scale-out client these settings need (the `[scale-out]` extra)."""
         parts = []
@@ -150,15 +230,147 @@ class Settings(BaseSettings):
         return f"http://{host}:{self.port}"
 
 
+# --- the OpenSearch connection's rules (README "Scale-out deployment") ---------------------------------------
+
+SECRETS = frozenset({"opensearch_password", "embedder_api_key"})  # never shown, not even when refused
+_USERINFO = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s/@]+@", re.IGNORECASE)
+AWS_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
+
+
+def mask_userinfo(text: str) -> str:
+    """`scheme://user:password@host` -> `scheme://***@host` (also without a scheme)."""
+    return _USERINFO.sub(lambda m: f"{m.group(1) or ''}***@", text)
+
+
+def _read_password(path: Path) -> str:
+    """The password file's content, less one trailing newline (what `echo` and most secret stores add)."""
+    shown = f"MEMORY_OPENSEARCH_PASSWORD_FILE={str(path)!r}"
+    try:
+        text = path.expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{shown}: no such file") from None
+    except UnicodeDecodeError:  # its message would quote the file's bytes
+        raise ValueError(f"{shown}: not UTF-8 text") from None
+    except OSError as exc:
+        raise ValueError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    password = text.removesuffix("\n").removesuffix("\r")
+    if not password:
+        raise ValueError(f"{shown}: the file is empty")
+    return password
+
+
+def is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _file_problem(name: str, path: Path) -> str | None:
+    shown = f"{name}={str(path)!r}"
+    if not path.exists():
+        return f"{shown}: no such file"
+    if not path.is_file():
+        return f"{shown}: not a file"
+    try:
+        path.open("rb").close()
+    except OSError as exc:
+        return f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})"
+    return None
+
+
+def _no_passphrase() -> bytes:
+    return b""  # an encrypted key fails to load instead of OpenSSL asking on the terminal
+
+
+def _tls_file_problems(s: Settings) -> list[str]:
+    problems = []
+    if s.opensearch_ca_certs is not None:
+        problem = _file_problem("MEMORY_OPENSEARCH_CA_CERTS", s.opensearch_ca_certs)
+        if problem is None:
+            try:
+                ssl.create_default_context(cafile=str(s.opensearch_ca_certs))
+            except (ssl.SSLError, ValueError):
+                problem = (f"MEMORY_OPENSEARCH_CA_CERTS={str(s.opensearch_ca_certs)!r}: holds no PEM certificate "
+                           "(it should hold the CA certificate that signed the cluster's)")
+        problems += [problem] if problem else []
+    if s.opensearch_client_cert is not None:
+        found = [_file_problem(name, path) for name, path in (("MEMORY_OPENSEARCH_CLIENT_CERT", s.opensearch_client_cert),
+                                                              ("MEMORY_OPENSEARCH_CLIENT_KEY", s.opensearch_client_key))
+                 if path is not None]
+        problems += [p for p in found if p]
+        if not any(found):
+            key = str(s.opensearch_client_key) if s.opensearch_client_key else None
+            try:
+                ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(str(s.opensearch_client_cert), key,
+                                                                        password=_no_passphrase)
+            except (ssl.SSLError, ValueError) as exc:
+                reason = getattr(exc, "reason", None) or type(exc).__name__
+                problems.append(f"MEMORY_OPENSEARCH_CLIENT_CERT={str(s.opensearch_client_cert)!r}"
+                                + (f" with MEMORY_OPENSEARCH_CLIENT_KEY={key!r}" if key else "")
+                                + f": cannot load a certificate and its key ({reason}); give a PEM certificate and "
+                                  "its unencrypted PEM key (in MEMORY_OPENSEARCH_CLIENT_KEY, or in the same file)")
+    return problems
+
+
+def _connection_problems(s: Settings) -> list[str]:
+    """Every rule the OpenSearch connection settings break, each naming its variables (no secret values)."""
+    assert s.opensearch_url
+    url = urlsplit(s.opensearch_url)
+    https = url.scheme == "https"
+    user, password, region = s.opensearch_username, s.opensearch_password, s.opensearch_aws_region
+    problems = []
+    if user and password is None:
+        problems.append("MEMORY_OPENSEARCH_USERNAME is set without a password: set MEMORY_OPENSEARCH_PASSWORD "
+                        "or MEMORY_OPENSEARCH_PASSWORD_FILE")
+    if password is not None and not user:
+        problems.append("a password is set (MEMORY_OPENSEARCH_PASSWORD, _PASSWORD_FILE or the URL's user:password@) "
+                        "without a user: set MEMORY_OPENSEARCH_USERNAME")
+    if region:
+        if user or password is not None:
+            problems.append("MEMORY_OPENSEARCH_AWS_REGION (SigV4 signing) and MEMORY_OPENSEARCH_USERNAME/_PASSWORD "
+                            "are both set: choose one way to authenticate")
+        if not AWS_REGION.fullmatch(region):
+            problems.append(f"MEMORY_OPENSEARCH_AWS_REGION={region!r}: not an AWS region name (e.g. eu-west-1)")
+        if importlib.util.find_spec("botocore") is None:
+            problems.append("MEMORY_OPENSEARCH_AWS_REGION needs botocore, which is not installed: install the aws "
+                            "extra, `pip install '.[aws]'` in the service's folder")
+    credentials = bool(user or password is not None or region)
+    if credentials and not https and not is_loopback(url.hostname or "") \
+            and not s.opensearch_allow_plaintext_credentials:
+        problems.append(f"MEMORY_OPENSEARCH_URL={s.opensearch_url!r} is plain http to a host that is not loopback "
+                        "and credentials are set: they would cross the network in clear; use https://, or set "
+                        "MEMORY_OPENSEARCH_ALLOW_PLAINTEXT_CREDENTIALS=true if that network is trusted")
+    if s.opensearch_client_key is not None and s.opensearch_client_cert is None:
+        problems.append("MEMORY_OPENSEARCH_CLIENT_KEY is set without MEMORY_OPENSEARCH_CLIENT_CERT")
+    tls = [f"MEMORY_{name.upper()}" for name in ("opensearch_ca_certs", "opensearch_client_cert", "opensearch_client_key")
+           if getattr(s, name) is not None]
+    if tls and not https:
+        problems.append(f"{' and '.join(tls)} {'is' if len(tls) == 1 else 'are'} for TLS but MEMORY_OPENSEARCH_URL "
+                        "is http://: use https://")
+    elif tls:
+        problems += _tls_file_problems(s)
+    return problems
+
+
+def _shown(field: str, value: object) -> str:
+    if field in SECRETS:
+        return "'***'"
+    return repr(mask_userinfo(value)) if isinstance(value, str) else repr(value)
+
+
 def describe_error(exc: ValidationError) -> str:
-    """A refused configuration as one line naming each variable and its value."""
+    """A refused configuration as one line naming each variable and its value (secrets masked)."""
     parts = []
     for error in exc.errors():
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
         if error.get("loc"):
             message = message[:1].lower() + message[1:]  # pydantic's "Input should be ..." after the name
-            name = f"MEMORY_{str(error['loc'][0]).upper()}"
-            parts.append(f"{name}={error.get('input')!r}: {message}")
+            field = str(error["loc"][0])
+            parts.append(f"MEMORY_{field.upper()}={_shown(field, error.get('input'))}: {message}")
         else:  # a rule over several variables: its message names them
             parts.append(message)
     return "invalid configuration: " + "; ".join(parts)

@@ -15,9 +15,12 @@ from service.container import build_database, build_embedder, build_store, mirro
 from service.domain.profiles import ProfileService
 
 help_types.install()
-app = typer.Typer(help="Agent memory service.", no_args_is_help=True, add_completion=False)
-profile_app = typer.Typer(help="Create, list and rename profiles.", no_args_is_help=True)
-token_app = typer.Typer(help="Issue, list and revoke bearer tokens.", no_args_is_help=True)
+# An unexpected crash prints typer's traceback without local variables: they may hold a password (settings, a
+# URL, a client's options); its lines and the exception's message stay.
+QUIET_CRASH: dict[str, Any] = {"pretty_exceptions_show_locals": False}
+app = typer.Typer(help="Agent memory service.", no_args_is_help=True, add_completion=False, **QUIET_CRASH)
+profile_app = typer.Typer(help="Create, list and rename profiles.", no_args_is_help=True, **QUIET_CRASH)
+token_app = typer.Typer(help="Issue, list and revoke bearer tokens.", no_args_is_help=True, **QUIET_CRASH)
 app.add_typer(profile_app, name="profile")
 app.add_typer(token_app, name="token")
 app.add_typer(opensearch_cli.app, name="opensearch")

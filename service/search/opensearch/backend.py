@@ -29,7 +29,7 @@ from service.domain.ports import Embedder, Hit, SearchBackend, SearchHits, Searc
 from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
-from service.search.opensearch.client import IndexMissing, make_client, short
+from service.search.opensearch.client import IndexMissing, make_client, reachability, short
 from service.search.opensearch.cluster import plugin_problems, version_problems
 from service.search.opensearch.health import Health
 from service.search.opensearch.indices import IndexManager
@@ -188,12 +188,11 @@ class OpenSearchBackend:
             pending, oldest = -1, None
             problems.append(f"outbox unreadable: {exc.message}")
         age = round((clock.utcnow() - oldest).total_seconds(), 3) if oldest is not None else 0.0
-        reachable, why = self._reachable()
+        reachable, problem = reachability(self.client)  # why not: refused credentials, TLS, ... (not only down)
         report = self.health.report()
-        if not reachable:
-            problems.append(f"{why}: searches answered lexically from the canonical store")
-        elif report["last_error"] and self.health.down:  # reachable, yet the mirror could not be used
-            problems.append(f"{report['last_error']}: searches answered lexically from the canonical store")
+        if not reachable or self.health.down:  # down: reachable, yet the mirror could not be used (403, ...)
+            problems.append(f"{problem or report['last_error'] or 'cluster unreachable'}; "
+                            "searches answered lexically from the canonical store")
         if age > LAG_DEGRADED_SECONDS:
             problems.append(f"outbox lagging: {pending} changes pending, oldest {age:.0f} s")
         if self.indices.pipeline_error and self.embedder.enabled:
@@ -345,14 +344,6 @@ class OpenSearchBackend:
             raise Resting(f"opensearch, a moment ago: {self.health.report()['last_error']}")
         if self.backoff.failing(profile_id):
             raise ProfileMirrorIncomplete("opensearch: this profile's documents were refused (see /readyz)")
-
-    def _reachable(self) -> tuple[bool, str]:
-        """(reachable, why not): a probe of the cluster for /readyz."""
-        try:
-            self.client.info(request_timeout=2)
-        except Exception as exc:  # noqa: BLE001 - any failure means "not reachable", with its reason
-            return False, f"cluster unreachable ({short(exc)})"
-        return True, ""
 
     def _failed(self, exc: BaseException) -> None:
         if isinstance(exc, IndexMissing):
