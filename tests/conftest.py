@@ -13,7 +13,7 @@ import pytest
 from service.config import Settings
 from service.container import Services, build_services
 from bench.lib import postgres
-from tests.support.clusters import osmem, real_opensearch  # noqa: F401 - session fixtures for every folder
+from tests.support.clusters import osmem, real_opensearch, secured_opensearch  # noqa: F401 - session fixtures
 
 
 @pytest.fixture

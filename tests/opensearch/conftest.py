@@ -76,7 +76,8 @@ def settle(services: Services) -> None:
 
 @pytest.fixture
 def os_client(os_cluster: Cluster) -> Iterator[OpenSearch]:
-    client = os_cluster.client()
+    """The tests' own look at the cluster (the admin on a secured one; the service runs as its own user)."""
+    client = os_cluster.client(admin=os_cluster.admin is not None)
     yield client
     client.close()
 

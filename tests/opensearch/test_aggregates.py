@@ -94,7 +94,7 @@ def test_summary_from_the_mirror_equals_the_canonical_one(os_services: Services,
     assert {b["label"]: b["count"] for b in week["match_buckets"]} == {"0": 3, "1": 2, "2-5": 2, "6-20": 1, "21+": 1}
 
 
-def test_a_lagging_mirror_answers_from_postgres_and_says_so(pg_os_services: Services) -> None:
+def test_a_lagging_mirror_answers_from_postgres_and_says_so(pg_os_services: Services, os_client: OpenSearch) -> None:
     services = pg_os_services
     access = make_profile(services, "alpha")
     profile = services.profiles.get("alpha")
@@ -124,8 +124,8 @@ def test_a_lagging_mirror_answers_from_postgres_and_says_so(pg_os_services: Serv
         assert response.json() == services.query_log.summary(profile, 7)
 
         # A mirror that lost a row (same count check, the other way round).
-        mirror(services).client.delete(index=mirror(services).names.queries, id=str(_last_log_id(services)),
-                                       routing=str(profile.id), refresh=True)
+        os_client.delete(index=mirror(services).names.queries, id=str(_last_log_id(services)),
+                         routing=str(profile.id), refresh=True)
         response = client.get("/api/alpha/queries/summary?days=7", headers=access.headers)
         assert response.headers["X-Memory-Source"] == "postgres; reason=mirror-lagging"
 

@@ -141,8 +141,10 @@ def test_a_403_that_is_not_a_permission_keeps_its_reason() -> None:
                        "reason": "index [memory-facts-a.v1] blocked by: [FORBIDDEN/8/index write (api)];"},
              "status": 403}
     error = classify(AuthorizationException(403, "cluster_block_exception", block), "bulk")
-    assert isinstance(error, PermissionMissing) and error.permission is None
-    assert error.message == "OpenSearch refused bulk (403): index [memory-facts-a.v1] blocked by: [FORBIDDEN/8/index write (api)];"
+    assert not isinstance(error, PermissionMissing)  # a write block answers 403, but no permission is missing
+    assert error.message.startswith("opensearch bulk: cluster_block_exception: index [memory-facts-a.v1] blocked by: "
+                                    "[FORBIDDEN/8/index write (api)];")
+    assert "lift the block" in error.message
     head = classify(AuthorizationException(403, "", ""), "get alias")  # HEAD: no body
     assert head.message == "OpenSearch refused get alias (403, no reason given): the user may lack a permission for it"
 

@@ -30,7 +30,7 @@ from service.search.opensearch.maintenance import MirrorMaintenance
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings
 from tests.support import opensearch_node
-from tests.support.clusters import Cluster, new_prefix
+from tests.support.clusters import Cluster, least_privileged, new_prefix
 from bench.lib.postgres import free_port
 
 @dataclass
@@ -43,6 +43,10 @@ class Killable:
     @property
     def url(self) -> str:
         return f"http://{self.addr}"
+
+    @property
+    def access(self) -> Cluster:
+        return Cluster(self.url)
 
     def start(self) -> None:
         self.server = OsmemServer.start(japanese=False, addr=self.addr)
@@ -59,6 +63,7 @@ class KillableNode:
     """A real OpenSearch node: SIGKILL, then a start on the same data and port."""
 
     node: opensearch_node.Node
+    access: Cluster  # the service's least-privilege user on it
 
     @property
     def url(self) -> str:
@@ -72,14 +77,15 @@ class KillableNode:
 
 
 @pytest.fixture(scope="module")
-def real_node(real_opensearch: Cluster) -> Iterator[opensearch_node.Node]:
-    """A node of this module's own (the session's real cluster must stay up for the other tests)."""
-    if not opensearch_node.home().joinpath(".complete").exists():
+def real_node(real_opensearch: Cluster) -> Iterator[tuple[opensearch_node.Node, Cluster]]:
+    """A secured node of this module's own (the session's real cluster must stay up for the other tests), and
+    the service's least-privilege user on it."""
+    if not opensearch_node.home(secured=True).joinpath(".complete").exists():
         pytest.skip("the local OpenSearch node is not built here (the session's cluster came by another route)")
-    node = opensearch_node.Node.create(opensearch_node.home())
+    node = opensearch_node.Node.create(opensearch_node.home(secured=True))
     node.start()
     try:
-        yield node
+        yield node, least_privileged(node, "memory-outage")
     finally:
         node.remove()
 
@@ -88,10 +94,10 @@ def real_node(real_opensearch: Cluster) -> Iterator[opensearch_node.Node]:
                         pytest.param("opensearch", marks=pytest.mark.opensearch)])
 def cluster(request: pytest.FixtureRequest) -> Iterator[Killable | KillableNode]:
     if request.param == "opensearch":
-        node = request.getfixturevalue("real_node")
+        node, access = request.getfixturevalue("real_node")
         if not node.running():
             node.start()
-        yield KillableNode(node)
+        yield KillableNode(node, access)
         return
     killable = Killable(addr=f"127.0.0.1:{free_port()}")
     killable.start()
@@ -109,7 +115,7 @@ def backend_of(services: Services) -> OpenSearchBackend:
 
 def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, database_url: str,
                                                               cluster: Killable | KillableNode) -> None:
-    services = build_services(mirrored_settings(tmp_path, database_url, Cluster(cluster.url), new_prefix()))
+    services = build_services(mirrored_settings(tmp_path, database_url, cluster.access, new_prefix()))
     try:
         backend = backend_of(services)
         alpha = services.profiles.create("alpha")
@@ -157,7 +163,7 @@ def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, da
 
 
 def test_the_background_worker_drains_after_recovery(tmp_path: Path, cluster: Killable | KillableNode) -> None:
-    settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", Cluster(cluster.url), new_prefix(),
+    settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", cluster.access, new_prefix(),
                                  opensearch_sync_interval=0.2)
     services = build_services(settings)
     try:

@@ -21,6 +21,8 @@ import pytest
 from opensearchpy import OpenSearch
 from osmem_server import OsmemServer
 
+from service.search.opensearch.role import role
+from service.search.opensearch.templates import Names
 from tests.support import opensearch_node
 
 IMAGE = f"opensearchproject/opensearch:{opensearch_node.VERSION}"  # the same version as the local node
@@ -36,24 +38,26 @@ def osmem() -> Iterator[OsmemServer]:
 
 
 @pytest.fixture(scope="session")
-def real_opensearch() -> Iterator[Cluster]:
-    """A real OpenSearch for the session, by the first route that works (see the module docstring)."""
+def real_opensearch(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """A real OpenSearch for the session, by the first route that works (see the module docstring). On the
+    local route it is the session's secured node (TLS with its demo CA, basic auth), and the service runs as a
+    least-privilege user made here with exactly the role `memory opensearch role` prints (for every test
+    prefix `mt-*`, the per-profile layout of earlier releases included); the tests' own checks and cleanup
+    use the node's admin."""
     url = os.environ.get("OPENSEARCH_URL")
     if url:
-        yield Cluster(url.rstrip("/"))
+        yield Cluster(url.rstrip("/"), os.environ.get("OPENSEARCH_USERNAME") or None,
+                      os.environ.get("OPENSEARCH_PASSWORD") or None, os.environ.get("OPENSEARCH_CA_CERTS") or None)
         return
     route = os.environ.get("TEST_OPENSEARCH", "auto")  # auto | local | docker
     reasons: list[str] = []
     if route in ("auto", "local"):
         try:
-            node = opensearch_node.start_node(progress=lambda line: print(f"[opensearch] {line}", flush=True))
-        except opensearch_node.NodeUnavailable as exc:
-            reasons.append(f"local node: {exc}")
+            node = request.getfixturevalue("secured_opensearch")
+        except pytest.skip.Exception as exc:
+            reasons.append(str(exc))
         else:
-            try:
-                yield Cluster(node.url)
-            finally:
-                node.remove()
+            yield least_privileged(node, "memory-tests")
             return
     if route in ("auto", "docker"):
         try:
@@ -65,6 +69,19 @@ def real_opensearch() -> Iterator[Cluster]:
     if os.environ.get("CI"):  # CI must run them: a skip there would hide the whole scale-out half
         pytest.fail(message)
     pytest.skip(message)
+
+
+def least_privileged(node: opensearch_node.Node, user: str) -> Cluster:
+    """A user of the secured node holding the service's least-privilege role for the test prefixes `mt-*`."""
+    node.create_role(f"{user}-role", **_role_arguments(role(Names("mt-*"), install="auto", legacy=True)))
+    password = f"{secrets.token_urlsafe(18)}-Aa1"  # random, so "strong" to the plugin's password rules
+    node.create_user(user, password, roles=[f"{user}-role"])
+    assert node.ca_file is not None and node.admin is not None
+    return Cluster(node.url, user, password, str(node.ca_file), admin=node.admin)
+
+
+def _role_arguments(body: dict[str, object]) -> dict[str, object]:
+    return {"cluster_permissions": body["cluster_permissions"], "index_permissions": body["index_permissions"]}
 
 
 @pytest.fixture(scope="session")

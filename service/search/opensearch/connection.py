@@ -36,6 +36,7 @@ from pydantic import SecretStr
 
 from service.config import Settings
 from service.errors import BackendUnavailable, StartupFailed
+from service.search.opensearch.refusals import explain
 
 AWS_SERVICE = "es"  # Amazon OpenSearch Service domains; Serverless ("aoss") cannot take external versions
 

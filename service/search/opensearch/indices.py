@@ -122,12 +122,14 @@ class IndexManager:
     # --- the shared indices -----------------------------------------------------------------------
 
     def current(self, alias: str) -> str | None:
-        """The index the alias points at, None when the alias does not exist."""
-        with translated("get alias"):
-            if not self.client.indices.exists_alias(name=alias):
-                return None
-            found = self.client.indices.get_alias(name=alias)
-        indices = sorted(found)
+        """The index the alias points at, None when the alias does not exist. Asked of the alias itself
+        (`GET <alias>/_alias`), so a user allowed only the deployment's own names may ask."""
+        try:
+            with translated("get alias"):
+                found = self.client.indices.get_alias(index=alias)
+        except IndexMissing:
+            return None
+        indices = sorted(name for name, body in found.items() if alias in body.get("aliases", {}))
         return indices[-1] if indices else None
 
     def versions(self, alias: str) -> list[str]:

@@ -1,0 +1,128 @@
+"""The two least-privilege modes of README's role (issue 25), on the secured node, each as a user holding
+exactly the role `memory opensearch role` prints for it:
+- install=auto: the service puts its templates and pipeline itself; the cluster check finds nothing wrong;
+- install=check: the service cannot put them (its role has no put permission); until an administrator runs
+  `memory opensearch install`, /readyz and `memory opensearch check` say so and what to do; afterwards it serves.
+The whole OpenSearch suite runs as the auto-mode user (tests/support/clusters.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from service.cli.main import app
+from service.container import Services, build_services
+from service.search.opensearch.backend import OpenSearchBackend
+from service.search.opensearch.maintenance import MirrorMaintenance
+from service.search.opensearch.role import role
+from service.search.opensearch.templates import Names
+from tests.opensearch.conftest import mirrored_settings
+from tests.opensearch.fakes import FakeEmbedder
+from tests.support import opensearch_node
+from tests.support.clusters import Cluster, new_prefix, remove_prefix
+
+pytestmark = pytest.mark.opensearch
+
+
+@pytest.fixture
+def prefix(real_opensearch: Cluster) -> Iterator[str]:
+    if real_opensearch.admin is None:
+        pytest.skip("needs the secured local node (users and roles)")
+    name = new_prefix()
+    try:
+        yield name
+    finally:
+        remove_prefix(real_opensearch, name)
+
+
+def _user(node: opensearch_node.Node, name: str, body: dict[str, Any]) -> tuple[str, str]:
+    node.create_role(f"{name}-role", cluster_permissions=body["cluster_permissions"],
+                     index_permissions=body["index_permissions"])
+    password = "Lp-9x!" + name[-8:] + "Qz7"
+    node.create_user(name, password, roles=[f"{name}-role"])
+    return name, password
+
+
+def _services(tmp_path: Path, cluster: Cluster, prefix: str, *, vectors: bool = True, **extra: object) -> Services:
+    return build_services(mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", cluster, prefix,
+                                            embedder="minilm" if vectors else "none", **extra),
+                          embedder=FakeEmbedder() if vectors else None)
+
+
+def test_auto_mode_user_is_enough_for_everything(tmp_path: Path, real_opensearch: Cluster, prefix: str,
+                                                 secured_opensearch: opensearch_node.Node) -> None:
+    user, password = _user(secured_opensearch, f"auto-{prefix}", role(Names(prefix), install="auto"))
+    cluster = Cluster(real_opensearch.url, user, password, real_opensearch.ca_file, real_opensearch.admin)
+    services = _services(tmp_path, cluster, prefix)
+    try:
+        alpha = services.profiles.create("alpha")
+        services.facts.write(alpha, title="Deploys", text="Deploy with Argo CD.", kind="project", tags=[])
+        found = services.search.search(alpha, "deploy argo")
+        assert (found.mode, found.matched_count) == ("hybrid", 1)
+        backend = services.backend
+        assert isinstance(backend, OpenSearchBackend)
+        backend.sync_now()
+        assert backend.status()["problems"] == []
+        maintenance = MirrorMaintenance(services.settings, services.db, services.embedder)
+        try:
+            assert maintenance.check_cluster() == []
+            assert maintenance.rebuild()["facts"] == 1
+            assert maintenance.check(alpha) == {}
+        finally:
+            maintenance.close()
+    finally:
+        services.close()
+        secured_opensearch.delete_user(user)
+        secured_opensearch.delete_role(f"{user}-role")
+
+
+def test_check_mode_waits_for_the_administrator(tmp_path: Path, real_opensearch: Cluster, prefix: str,
+                                                secured_opensearch: opensearch_node.Node,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    user, password = _user(secured_opensearch, f"check-{prefix}", role(Names(prefix), install="check"))
+    cluster = Cluster(real_opensearch.url, user, password, real_opensearch.ca_file, real_opensearch.admin)
+    services = _services(tmp_path, cluster, prefix, vectors=False, opensearch_install="check")
+    try:
+        alpha = services.profiles.create("alpha")
+        services.facts.write(alpha, title="Deploys", text="Deploy with Argo CD.", kind="project", tags=[])
+        found = services.search.search(alpha, "deploy argo")
+        assert (found.mode, found.matched_count) == ("degraded", None)  # answered from the canonical store
+        problems = " ".join(services.backend.status()["problems"])
+        assert f"index template {prefix}-facts is missing" in problems
+        assert "an administrator runs `memory opensearch install`" in problems
+
+        base = {"MEMORY_DATA_DIR": str(tmp_path), "MEMORY_DATABASE_URL": f"sqlite:///{tmp_path}/memory.db",
+                "MEMORY_EMBEDDER": "none", "MEMORY_SEARCH": "opensearch"}
+        for key, value in {**base, **cluster.env(prefix), "MEMORY_OPENSEARCH_INSTALL": "check"}.items():
+            monkeypatch.setenv(key, value)
+        result = CliRunner().invoke(app, ["opensearch", "check", "--json"])
+        assert result.exit_code == 1 and "memory opensearch install" in result.output
+        # The service's own user cannot install them: its role has no put permission.
+        result = CliRunner().invoke(app, ["opensearch", "install", "--json"])
+        assert result.exit_code == 1 and "indices:admin/index_template/put" in result.output
+
+        # The administrator does, with the same settings as the service (but the admin's credentials).
+        admin_user, admin_password = real_opensearch.admin  # type: ignore[misc]
+        monkeypatch.setenv("MEMORY_OPENSEARCH_USERNAME", admin_user)
+        monkeypatch.setenv("MEMORY_OPENSEARCH_PASSWORD", admin_password)
+        printed = json.loads(CliRunner().invoke(app, ["opensearch", "install", "--print", "--json"]).output)
+        assert [r["path"] for r in printed["requests"]] == [  # no pipeline without vectors
+            f"/_index_template/{prefix}-facts", f"/_index_template/{prefix}-queries", f"/{prefix}-facts.v1",
+            f"/{prefix}-queries.v1"]
+        result = CliRunner().invoke(app, ["opensearch", "install", "--json"])
+        assert result.exit_code == 0, result.output
+
+        services.backend._unfit_until = 0.0  # type: ignore[attr-defined] # as after the re-check interval
+        found = services.search.search(alpha, "deploy argo")
+        assert (found.mode, found.matched_count) == ("lexical", 1)
+        services.backend.sync_now()  # type: ignore[attr-defined]
+        assert services.backend.status()["problems"] == []
+    finally:
+        services.close()
+        secured_opensearch.delete_user(user)
+        secured_opensearch.delete_role(f"{user}-role")
