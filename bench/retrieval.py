@@ -36,6 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.lib import opensearch  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
 from service.search import lexical  # noqa: E402
@@ -69,7 +70,9 @@ def main() -> None:
     parser.add_argument("--backend", choices=["embedded", "opensearch"], default="embedded",
                         help="opensearch: compare the served searches with the OpenSearch mirror's")
     parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL"),
-                        help="a throwaway cluster (default $OPENSEARCH_URL): its memory-* indices are replaced")
+                        help="a cluster (default $OPENSEARCH_URL): the run makes and removes its own deployment")
+    parser.add_argument("--opensearch-prefix", default=None, help="its prefix (default bench-<pid>; -retrieval is "
+                                                                   "added)")
     args = parser.parse_args()
     if args.backend == "opensearch" and not args.opensearch_url:
         parser.error("--backend opensearch needs --opensearch-url (or OPENSEARCH_URL); `make opensearch` starts one")
@@ -185,19 +188,16 @@ def main() -> None:
         lexical.LEXICAL_SHARE = base_share
         object.__setattr__(backend.settings, "min_similarity", base_sim)
         if args.backend == "opensearch":
-            compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, args.opensearch_url, tmp)
+            compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, args.opensearch_url, tmp,
+                                    args.opensearch_prefix)
         services.close()
 
 
-def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, url, tmp):  # noqa: ANN001
+def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, url, tmp, prefix_base):  # noqa: ANN001
     """The same store mirrored into OpenSearch; every query searched on both backends."""
-    from opensearchpy import OpenSearch
-
-    client = OpenSearch(hosts=[url])
-    client.indices.delete(index="memory-*", ignore_unavailable=True, allow_no_indices=True)
-    client.close()
+    prefix = opensearch.prefix(prefix_base, "retrieval")  # a deployment of the run's own: nothing else is touched
     settings = Settings(data_dir=Path(tmp) / "os", database_url=f"sqlite:///{tmp}/os.db", embedder="minilm",
-                        search="opensearch", opensearch_url=url)
+                        search="opensearch", opensearch_url=url, opensearch_prefix=prefix)
     (Path(tmp) / "os").mkdir()
     mirrored = build_services(settings, embedder=services.embedder)
     try:
@@ -238,6 +238,7 @@ def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of,
                                                                                    "recall@10", "MRR", "nDCG@10")))
     finally:
         mirrored.close()
+        opensearch.remove(url, prefix)
 
 
 if __name__ == "__main__":

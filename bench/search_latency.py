@@ -29,8 +29,8 @@ never asserted.
     python bench/search_latency.py --sizes 100000           # several minutes of seeding (embedding)
     python bench/search_latency.py --embedder none --sizes 1000,10000,100000
     python bench/search_latency.py --search opensearch --opensearch-url URL   # the same calls with the
-        OpenSearch mirror serving memory_search (the seeded store is backfilled into it at start-up;
-        its memory-* indices are replaced; `make opensearch` starts a node and prints its URL)
+        OpenSearch mirror serving memory_search (the seeded store is backfilled into it at start-up, under
+        a prefix of the run's own, removed afterwards; `make opensearch` starts a node and prints its URL)
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ import numpy as np  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
+from bench.lib import opensearch  # noqa: E402
 from bench.lib.mcp import call, mcp_client, raw_client  # noqa: E402
 from bench.lib.measure import console, rss, stats_ms  # noqa: E402
 from bench.lib.seeding import seed_facts  # noqa: E402
@@ -206,6 +207,7 @@ def serve_env(args: argparse.Namespace) -> dict[str, str]:
         env["MEMORY_TORCH_THREADS"] = str(args.threads)
     if args.search == "opensearch":
         env["MEMORY_OPENSEARCH_URL"] = args.opensearch_url
+        env["MEMORY_OPENSEARCH_PREFIX"] = args.opensearch_prefix
     return env
 
 
@@ -232,12 +234,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             queries = make_queries(maker, args.queries, args.seed)
             writer = FactMaker(args.seed + 999_999)
             writes = [writer.make() for _ in range(args.writes)]
-            if args.search == "opensearch":
-                from opensearchpy import OpenSearch
-
-                client = OpenSearch(hosts=[args.opensearch_url])
-                client.indices.delete(index="memory-*", ignore_unavailable=True, allow_no_indices=True)
-                client.close()
+            if args.search == "opensearch":  # this run's own deployment prefix: nothing else is touched
+                args.opensearch_prefix = opensearch.prefix(args.prefix_base, str(n))
             if args.server == "thread":
                 app = create_app(services=services)
                 logging.getLogger().setLevel(logging.WARNING)  # the MCP SDK sets INFO (one line per request)
@@ -259,6 +257,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             result["rss_end"] = rss()
         finally:
             services.close()
+            if args.search == "opensearch":
+                opensearch.remove(args.opensearch_url, args.opensearch_prefix)
     return result
 
 
@@ -339,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the search backend of the served process (default embedded)")
     parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL"),
                         help="with --search opensearch: a throwaway cluster (default $OPENSEARCH_URL)")
+    parser.add_argument("--opensearch-prefix", dest="prefix_base", default=None,
+                        help="with --search opensearch: the deployment prefix to use (default bench-<pid>; -<size> "
+                             "is added; removed afterwards)")
     parser.add_argument("--sqlite-synchronous", choices=("full", "normal"), default="full",
                         help="MEMORY_SQLITE_SYNCHRONOUS of the served process (default full, the service's)")
     args = parser.parse_args(argv)

@@ -62,7 +62,7 @@ def served(data_dir: Path, env: dict[str, str], *, warm_search: str = "embedded"
                 checks = ready["checks"]
                 search = checks["search"]
                 warm = search.get("profiles_loaded") if warm_search == "embedded" else (
-                    search.get("state") == "ready" and search.get("profiles_ready"))
+                    search.get("state") == "ready" and search.get("outbox", {}).get("pending") == 0)
                 if checks["embedder"]["state"] in ("ready", "disabled") and warm:
                     break
             except (httpx.HTTPError, KeyError, ValueError):

@@ -3,17 +3,22 @@ themselves are never asserted -- they go in README from full runs)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.clusters import Cluster, new_prefix, remove_prefix
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args: str) -> str:
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+def run(*args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
@@ -55,16 +60,44 @@ def test_floor_runs() -> None:
     assert "memory_search" in out and "memory_write" in out and "above the floor" in out
 
 
-def test_search_latency_against_opensearch_runs(real_opensearch: str) -> None:
+def credentials(cluster: Cluster) -> dict[str, str]:
+    """The cluster's user, password and CA as the service reads them (the benchmarks pass them on)."""
+    return {k: v for k, v in cluster.env("unused").items() if k not in ("MEMORY_OPENSEARCH_PREFIX",
+                                                                         "MEMORY_OPENSEARCH_URL")}
+
+
+@pytest.fixture
+def bench_prefix(real_opensearch: Cluster) -> Iterator[str]:
+    """The prefix a benchmark builds its deployments' prefixes on; the tests' admin removes what the service's
+    least-privilege user may not (templates, pipelines)."""
+    base = new_prefix()
+    yield base
+    for part in ("30", "retrieval", "a1", "b1"):
+        remove_prefix(real_opensearch, f"{base}-{part}")
+
+
+def test_search_latency_against_opensearch_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
     out = run("bench/search_latency.py", "--sizes", "30", "--queries", "4", "--repeated", "2", "--writes", "1",
-              "--embedder", "none", "--search", "opensearch", "--opensearch-url", real_opensearch)
+              "--embedder", "none", "--search", "opensearch", "--opensearch-url", real_opensearch.url,
+              "--opensearch-prefix", bench_prefix, env=credentials(real_opensearch))
     assert "search=opensearch" in out and "search (distinct)" in out
 
 
 @pytest.mark.model
-def test_retrieval_against_opensearch_runs(real_opensearch: str) -> None:
-    out = run("bench/retrieval.py", "--backend", "opensearch", "--opensearch-url", real_opensearch)
+def test_retrieval_against_opensearch_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
+    out = run("bench/retrieval.py", "--backend", "opensearch", "--opensearch-url", real_opensearch.url,
+              "--opensearch-prefix", bench_prefix, env=credentials(real_opensearch))
     assert "matched_count equal on" in out and "top-5 overlap" in out
+
+
+@pytest.mark.model
+def test_opensearch_scale_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
+    out = run("bench/opensearch_scale.py", "--opensearch-url", real_opensearch.url,
+              "--opensearch-prefix", bench_prefix, "--facts", "40",
+              "--queries", "3", "--profiles", "6", "--per-profile", "3", "--sample", "2", "--per-sample", "2",
+              env=credentials(real_opensearch))
+    assert "one profile of 40 facts" in out and "6 profiles of 3 facts" in out and "median p50 ratio" in out
+    assert out.count("the deployment on the cluster: 2 indices, 2 shards") == 2  # one profile as for six
 
 
 def test_concurrency_runs() -> None:

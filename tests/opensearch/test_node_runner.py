@@ -207,7 +207,7 @@ def test_a_killed_test_session_takes_its_node_along(distribution: Path, started:
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "test_hold.py").write_text(textwrap.dedent("""
         import time
-        from tests.support.clusters import real_opensearch  # noqa: F401 - the session fixture
+        from tests.support.clusters import real_opensearch, secured_opensearch  # noqa: F401 - session fixtures
 
         def test_hold(real_opensearch):
             print("NODE_URL=" + real_opensearch.url, flush=True)

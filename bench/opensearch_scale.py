@@ -1,0 +1,176 @@
+"""OpenSearch mode against the embedded default, on the same store, one after the other (issue 26):
+
+1. one profile of --facts facts (default 10,000): memory_search p50/p95 over MCP with the SDK's client, the
+   embedded backend and then the OpenSearch mirror serving the same `memory serve`, and the ratio of the p50s;
+2. --profiles profiles (default 1,000) of --per-profile facts each: the number of indices and shards the
+   deployment holds on the cluster (two indices, whatever the number of profiles; the per-profile layout of
+   earlier releases held two per profile), and the search p50 over --sample profiles (a few searches each)
+   in both modes, with the ratio.
+
+Needs a cluster (`make opensearch` starts the test node and prints its URL); the runs use deployment prefixes of
+their own and remove them afterwards. Timings are printed, never asserted; the machine is shared, so quote
+ratios and medians of several runs (--runs).
+
+    python bench/opensearch_scale.py --opensearch-url http://127.0.0.1:9200
+    python bench/opensearch_scale.py --opensearch-url URL --facts 10000 --profiles 1000 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from bench.lib import opensearch  # noqa: E402
+from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
+from bench.lib.mcp import call, mcp_client  # noqa: E402
+from bench.lib.measure import console, stats_ms  # noqa: E402
+from bench.lib.seeding import seed_facts  # noqa: E402
+from bench.lib.server import served  # noqa: E402
+from service.config import Settings  # noqa: E402
+from service.container import build_services  # noqa: E402
+from service.search.opensearch.client import make_client  # noqa: E402
+
+
+async def searches(base_url: str, targets: list[tuple[str, str, list[str]]]) -> list[float]:
+    """Client-side seconds of each memory_search, profile by profile (one SDK client each)."""
+    samples: list[float] = []
+    for profile, token, queries in targets:
+        async with mcp_client(base_url, profile, token) as client:
+            await call(client, "memory_search", query="warm-up: where is the deploy runbook")
+            for query in queries:
+                started = time.perf_counter()
+                await call(client, "memory_search", query=query)
+                samples.append(time.perf_counter() - started)
+    return samples
+
+
+def cluster_shape(url: str, prefix: str) -> tuple[int, int]:
+    """(indices, shards) the deployment holds on the cluster (with the MEMORY_OPENSEARCH_* credentials)."""
+    client = make_client(Settings(search="opensearch", opensearch_url=url))
+    try:
+        found = client.indices.get(index=f"{prefix}-*", allow_no_indices=True, ignore_unavailable=True)
+    finally:
+        client.close()
+    shards = sum(int(body["settings"]["index"]["number_of_shards"]) * (
+        1 + int(body["settings"]["index"]["number_of_replicas"])) for body in found.values())
+    return len(found), shards
+
+
+def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
+    """The same store served twice: embedded, then with the OpenSearch mirror (backfilled at start-up)."""
+    out: dict[str, Any] = {}
+    with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}) as (base_url, _):
+        out["embedded"] = anyio.run(searches, base_url, targets)
+    env = {"MEMORY_EMBEDDER": "minilm", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": url,
+           "MEMORY_OPENSEARCH_PREFIX": prefix}
+    with served(data_dir, env, warm_search="opensearch") as (base_url, _):
+        out["opensearch"] = anyio.run(searches, base_url, targets)
+    out["shape"] = cluster_shape(url, prefix)
+    return out
+
+
+def one_profile(args: argparse.Namespace, run: int) -> dict[str, Any]:
+    console.rule(f"[bold]run {run}: one profile of {args.facts:,} facts")
+    prefix = opensearch.prefix(args.opensearch_prefix, f"a{run}")
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm"))
+        try:
+            services.embedder.embed_documents(["warm"])
+            profile = services.profiles.create("bench")
+            token = services.profiles.issue_token("bench").token
+            maker = FactMaker(args.seed + run)
+            seed_facts(services, profile, args.facts, maker, os.cpu_count() or 1)
+            queries = [q for _, q in make_queries(maker, args.queries, args.seed + run)]
+        finally:
+            services.close()
+        try:
+            return compare(Path(tmp), args.opensearch_url, prefix, [("bench", token, queries)])
+        finally:
+            opensearch.remove(args.opensearch_url, prefix)
+
+
+def many_profiles(args: argparse.Namespace, run: int) -> dict[str, Any]:
+    console.rule(f"[bold]run {run}: {args.profiles:,} profiles of {args.per_profile} facts")
+    prefix = opensearch.prefix(args.opensearch_prefix, f"b{run}")
+    rng = random.Random(args.seed + run)
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm"))
+        targets = []
+        try:
+            services.embedder.embed_documents(["warm"])
+            names = [f"team{n:04d}" for n in range(args.profiles)]
+            sample = set(rng.sample(names, min(args.sample, len(names))))
+            for name in names:
+                profile = services.profiles.create(name)
+                maker = FactMaker(hash(name) % 100_000)
+                seed_facts(services, profile, args.per_profile, maker, os.cpu_count() or 1)
+                if name in sample:
+                    token = services.profiles.issue_token(name).token
+                    targets.append((name, token, [q for _, q in make_queries(maker, args.per_sample, run)]))
+        finally:
+            services.close()
+        try:
+            return compare(Path(tmp), args.opensearch_url, prefix, targets)
+        finally:
+            opensearch.remove(args.opensearch_url, prefix)
+
+
+def report(title: str, results: list[dict[str, Any]]) -> None:
+    table = Table(title=title)
+    for column in ("run", "embedded p50 / p95 ms", "opensearch p50 / p95 ms", "p50 ratio",
+                   "indices, shards on the cluster"):
+        table.add_column(column, justify="right")
+    ratios = []
+    for n, result in enumerate(results, 1):
+        a, b = stats_ms(result["embedded"]), stats_ms(result["opensearch"])
+        ratios.append(b["p50"] / a["p50"])
+        indices, shards = result["shape"]
+        table.add_row(str(n), f"{a['p50']:.1f} / {a['p95']:.1f}", f"{b['p50']:.1f} / {b['p95']:.1f}",
+                      f"{ratios[-1]:.2f}", f"{indices}, {shards}")
+    console.print(table)
+    shapes = sorted({result["shape"] for result in results})
+    console.print(f"  median p50 ratio (opensearch / embedded): {statistics.median(ratios):.2f}; the deployment "
+                  "on the cluster: " + ", ".join(f"{i} indices, {n} shards" for i, n in shapes))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL"), required=False)
+    parser.add_argument("--opensearch-prefix", default=None, help="deployment prefix (default bench-<pid>)")
+    parser.add_argument("--facts", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--profiles", type=int, default=1_000)
+    parser.add_argument("--per-profile", type=int, default=10)
+    parser.add_argument("--sample", type=int, default=50, help="profiles searched in the many-profiles part")
+    parser.add_argument("--per-sample", type=int, default=4, help="searches per sampled profile")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--skip", choices=("one", "many"), default=None, help="leave one part out")
+    args = parser.parse_args(argv)
+    if not args.opensearch_url:
+        parser.error("--opensearch-url (or OPENSEARCH_URL) is needed: `make opensearch` starts a node")
+    console.print(f"OpenSearch scale benchmark: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    if args.skip != "one":
+        report(f"one profile of {args.facts:,} facts: memory_search over MCP (SDK client)",
+               [one_profile(args, run) for run in range(1, args.runs + 1)])
+    if args.skip != "many":
+        report(f"{args.profiles:,} profiles of {args.per_profile} facts: memory_search over {args.sample} of them",
+               [many_profiles(args, run) for run in range(1, args.runs + 1)])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
