@@ -86,7 +86,7 @@ class Settings(BaseSettings):
     min_similarity: float = Field(default=0.30, ge=-1.0, le=1.0)
     similar_threshold: float = Field(default=0.75, ge=-1.0, le=1.0)
     lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    fusion_depth: int = Field(default=100, ge=1, le=10_000)
+    fusion_depth: int = Field(default=20, ge=1, le=10_000)
 
     @model_validator(mode="before")
     @classmethod

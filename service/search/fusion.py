@@ -19,6 +19,12 @@ MIN_SCORE = 0.001  # MinMaxScoreNormalizationTechnique.MIN_SCORE
 SINGLE_RESULT_SCORE = 1.0  # MinMaxScoreNormalizationTechnique.SINGLE_RESULT_SCORE
 
 
+def depth(configured: int, limit: int) -> int:
+    """How many results of each sub-query take part in the fusion: MEMORY_FUSION_DEPTH, and never fewer than
+    the search's limit (a list cut shorter than the limit would cut the answer short too)."""
+    return max(configured, limit)
+
+
 def min_max(scores: Mapping[K, float]) -> dict[K, float]:
     """Normalise one sub-query's raw scores to (0, 1]."""
     if not scores:

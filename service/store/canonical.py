@@ -147,6 +147,17 @@ class Canonical:
             rows = session.execute(stmt).all()
         return [(r[0], vectors.decode(r[1]) if r[1] is not None else None) for r in rows]
 
+    def vectors_of(self, profile_id: int, fact_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The vectors of the current model of these facts (a search's hits: their cosines are computed here,
+        not asked of the cluster again)."""
+        if not fact_ids:
+            return {}
+        stmt = sa.select(FactVector.fact_id, FactVector.vector, FactVector.dim).where(
+            FactVector.profile_id == profile_id, FactVector.model == self.model_id,
+            col(FactVector.fact_id).in_(list(fact_ids)))
+        with self.db.connect() as conn:
+            return {int(fact_id): vectors.from_bytes(data, int(dim)) for fact_id, data, dim in conn.execute(stmt).all()}
+
     def queries(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
                 limit: int = PAGE) -> list[QueryLogRow]:
         stmt = sa.select(QueryLogRow).where(QueryLogRow.profile_id == profile_id)

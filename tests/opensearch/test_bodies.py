@@ -154,12 +154,10 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
     })
 
 
-def test_sub_scores_are_each_sub_query_alone_to_the_fusion_depth() -> None:
-    lexical, vector = q.sub_scores(7, ["deploy"], [0.5, -0.25], kind=None, tags=(), depth=100, min_similarity=0.3)
-    active = [PROFILE, ACTIVE]
-    assert lexical == {"size": 100, "_source": False, "query": q.lexical_subquery(["deploy"], active)}
-    assert vector == {"size": 100, "_source": False, "query": q.knn_subquery([0.5, -0.25], 0.3, active)}
-    assert len(q.sub_scores(7, ["deploy"], None, kind=None, tags=(), depth=100, min_similarity=0.3)) == 1
+def test_lexical_scores_are_the_lexical_sub_query_alone_to_the_fusion_depth() -> None:
+    body = q.lexical_scores(7, ["deploy"], kind=None, tags=(), depth=100)
+    assert body == {"size": 100, "_source": False, "track_total_hits": False,
+                    "query": q.lexical_subquery(["deploy"], [PROFILE, ACTIVE])}
 
 
 def test_bm25_query_and_its_msm_rule() -> None:

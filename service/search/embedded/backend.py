@@ -20,7 +20,7 @@ from service.domain.models import embedding_text
 from service.errors import EmbeddingUnavailable
 from service.contract import INACTIVE_SHOWN
 from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
-from service.search import lexical, readable
+from service.search import fusion, lexical, readable
 from service.search.embedded import ranking
 from service.search.embedded.index import IndexedFact, ProfileIndex
 from service.search.mode import exact, search_mode
@@ -118,14 +118,15 @@ class EmbeddedSearch:
         inactive = passes & ~index.active[:n]
 
         counts = ranking.term_counts(index, terms)
-        words = ranking.lexical_pass(index, terms, counts, active, s.fusion_depth)
+        depth = fusion.depth(s.fusion_depth, request.limit)
+        words = ranking.lexical_pass(index, terms, counts, active, depth)
         # counts covers every fact of the profile, so "a term occurs in memory" is counts.any().
         semantic = vectors_on and readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda _terms: bool(counts.any())
         )
         vector = request.query_vector() if semantic else None  # embedded meanwhile, on another thread
         sims = index.similarities(vector) if vector is not None else None
-        meaning = ranking.vector_pass(sims, n, active, s.min_similarity, s.fusion_depth)
+        meaning = ranking.vector_pass(sims, n, active, s.min_similarity, depth)
         matched = words.matched | meaning.matched
         found_mode = search_mode(
             vectors_on=vectors_on, semantic=semantic, query_vector=vector is not None and (sims is not None or n == 0),

@@ -106,7 +106,7 @@ class OpenSearchBackend:
         self.names = self.indices.names
         self.canonical = Canonical(db, embedder.model_id)
         self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.dimension, self.names)
-        self.searcher = Searcher(self.client, settings, embedder, self.names.facts)
+        self.searcher = Searcher(self.client, settings, embedder, self.names.facts, self.canonical.vectors_of)
         self.aggregates = MirrorAggregates(self.client, self.canonical, self.health, self.names.facts,
                                            self.names.queries)
         self.fallback = fallback  # lexical, from the canonical store (built by service.container)
@@ -177,8 +177,8 @@ class OpenSearchBackend:
             log.warning("mirror push for %s deferred to the worker: %s", profile, short(exc))
 
     def logged(self, profile_id: int, profile: str) -> None:
-        """A search's query-log row is committed: the worker delivers it (soon, off the search's path)."""
-        self.worker.wake()
+        """A search's query-log row is committed: the worker delivers it at its next cycle (within
+        MEMORY_OPENSEARCH_SYNC_INTERVAL), off the search's path and batched with the others."""
 
     def status(self) -> dict[str, Any]:
         problems = [*self._unfit, *self._lacking]

@@ -116,16 +116,14 @@ def hybrid_search(
     }
 
 
-def sub_scores(profile_id: int, terms: Sequence[str], vector: Sequence[float] | None, *, kind: str | None,
-               tags: Sequence[str], depth: int, min_similarity: float) -> list[dict[str, Any]]:
-    """Each sub-query of the hybrid query alone, to the fusion depth: every fused hit is among them (hybrid
-    fuses only those), so they give each hit's raw lexical score and cosine for the query-log detail. The
-    pipeline's hybrid_score_explanation cannot: it drops the sub-queries a hit is missing from."""
-    active = filters(profile_id, kind, tags, "active")
-    bodies = [{"size": depth, "_source": False, "query": lexical_subquery(terms, active)}]
-    if vector is not None:
-        bodies.append({"size": depth, "_source": False, "query": knn_subquery(vector, min_similarity, active)})
-    return bodies
+def lexical_scores(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
+                   depth: int) -> dict[str, Any]:
+    """The lexical sub-query of the hybrid query alone, to the fusion depth: every fused hit is among its hits
+    when it matched by words (hybrid fuses only those), so it gives each hit's raw BM25 score for the query-log
+    detail. The pipeline's hybrid_score_explanation cannot: it drops the sub-queries a hit is missing from.
+    (A hit's cosine is computed from its stored vector, not asked of the cluster again.)"""
+    return {"size": depth, "_source": False, "track_total_hits": False,
+            "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active"))}
 
 
 def lexical_search(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],

@@ -16,6 +16,7 @@ embedded backend does with its one sub-query.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from service.config import Settings
 from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
 from service.errors import BackendUnavailable
 from service.search import lexical, readable
+from service.search import fusion
 from service.search.fusion import fuse
 from service.search.mode import exact, search_mode
 from service.search.opensearch import queries as q
@@ -58,12 +60,17 @@ def _scores(response: dict[str, Any]) -> dict[str, float]:
     return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
 
 
+VectorsOf = Callable[[int, list[int]], dict[int, np.ndarray]]
+
+
 class Searcher:
-    def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, facts_alias: str) -> None:
+    def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, facts_alias: str,
+                 vectors_of: VectorsOf) -> None:
         self.client = client
         self.settings = settings
         self.embedder = embedder
         self.index = facts_alias
+        self.vectors_of = vectors_of  # (profile id, fact ids) -> stored vectors: a hit's cosine, computed here
 
     def search(self, request: SearchRequest, *, dimension: int, pipeline_error: str | None) -> SearchHits:
         terms = lexical.informative_terms(request.query)
@@ -82,14 +89,14 @@ class Searcher:
 
     def _hybrid(self, request: SearchRequest, terms: list[str], vector: np.ndarray, *, ask_known: bool) -> SearchHits:
         s, pid, values = self.settings, request.profile_id, vector.tolist()
+        depth = fusion.depth(s.fusion_depth, request.limit)
         bodies = [
             q.hybrid_search(pid, terms, values, kind=request.kind, tags=request.tags, limit=request.limit,
-                            depth=s.fusion_depth, min_similarity=s.min_similarity),
+                            depth=depth, min_similarity=s.min_similarity),
             q.inactive_matches(pid, terms, values, kind=request.kind, tags=request.tags,
                                min_similarity=s.min_similarity),
             q.without_vector(pid, kind=request.kind, tags=request.tags),
-            *q.sub_scores(pid, terms, values, kind=request.kind, tags=request.tags, depth=s.fusion_depth,
-                          min_similarity=s.min_similarity),
+            q.lexical_scores(pid, terms, kind=request.kind, tags=request.tags, depth=depth),
         ]
         if ask_known:  # the readability rule: does any term occur in the profile's facts at all?
             bodies.append(q.any_term(pid, terms))
@@ -97,11 +104,19 @@ class Searcher:
         if ask_known and "error" not in answers[-1] and not _any(answers[-1]):  # no term occurs: an exact miss
             return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
         _check(answers)
-        found, inactive_answer, unembedded_answer, lexical_answer, vector_answer = answers[:5]
-        lexical_raw, vector_raw = _scores(lexical_answer), _scores(vector_answer)
-        out = [Hit(h["_id"], int(h["_source"]["fact_id"]), float(h["_score"]), lexical=lexical_raw.get(h["_id"]),
-                   vector=q.score_to_cosine(vector_raw[h["_id"]]) if h["_id"] in vector_raw else None)
-               for h in found["hits"]["hits"]]
+        found, inactive_answer, unembedded_answer, lexical_answer = answers[:4]
+        lexical_raw = _scores(lexical_answer)
+        hits = found["hits"]["hits"]
+        stored = self.vectors_of(pid, [int(h["_source"]["fact_id"]) for h in hits])
+        out = []
+        for h in hits:
+            fact_id = int(h["_source"]["fact_id"])
+            cosine = float(np.dot(vector, stored[fact_id])) if fact_id in stored else None
+            # Matched by meaning when close enough -- or when it did not match by words (hybrid found it, so by
+            # meaning, whatever the last float digit of a cosine right at the threshold says).
+            by_meaning = cosine is not None and (cosine >= s.min_similarity or h["_id"] not in lexical_raw)
+            meaning = cosine if by_meaning else None
+            out.append(Hit(h["_id"], fact_id, float(h["_score"]), lexical=lexical_raw.get(h["_id"]), vector=meaning))
         matched, inactive, unembedded = _total(found), _total(inactive_answer), _total(unembedded_answer)
         mode = search_mode(vectors_on=True, all_embedded=unembedded == 0,
                            counts_known=matched is not None and inactive is not None)
@@ -114,7 +129,8 @@ class Searcher:
         if not terms:  # nothing can match lexically, and there is no vector to match semantically
             return SearchHits(0 if known else None, 0 if known else None, [], mode)
         pid = request.profile_id
-        bodies = [q.lexical_search(pid, terms, kind=request.kind, tags=request.tags, depth=self.settings.fusion_depth)]
+        bodies = [q.lexical_search(pid, terms, kind=request.kind, tags=request.tags,
+                                   depth=fusion.depth(self.settings.fusion_depth, request.limit))]
         if known:
             bodies.append(q.inactive_matches(pid, terms, None, kind=request.kind, tags=request.tags,
                                              min_similarity=self.settings.min_similarity))
