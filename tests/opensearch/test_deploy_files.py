@@ -64,7 +64,7 @@ def test_dockerfile_slim_no_torch_non_root_memory_on_path() -> None:
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users and users[-1] not in ("root", "0")
     assert any(line.startswith("RUN") and "useradd" in line and users[-1] in line for line in lines)
-    assert any("pip install -e \".[scale-out]\"" in line for line in lines)  # `memory` + PostgreSQL/OpenSearch clients
+    assert any("pip install -e \".[scale-out,aws]\"" in line for line in lines)  # `memory`, PostgreSQL/OpenSearch clients, SigV4
     assert any("memory --help" in line for line in lines)  # ...checked on PATH at build time
     assert lines[-1] == 'CMD ["memory", "serve"]'
     health = next(line for line in lines if line.startswith("HEALTHCHECK"))
