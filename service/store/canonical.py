@@ -112,6 +112,17 @@ class Canonical:
             count, oldest = session.execute(stmt).one()
         return int(count), oldest
 
+    def refused(self, profile_id: int) -> tuple[int, str | None]:
+        """(pending rows the cluster refused at least once, the latest such refusal's reason)."""
+        with self.db.read() as session:
+            count, last_id = session.execute(
+                sa.select(sa.func.count(), sa.func.max(OutboxRow.id)).where(
+                    col(OutboxRow.delivered_at).is_(None), OutboxRow.profile_id == profile_id, OutboxRow.attempts > 0)
+            ).one()
+            reason = session.execute(sa.select(OutboxRow.last_error).where(OutboxRow.id == last_id)).scalar() \
+                if last_id is not None else None
+        return int(count), reason
+
     def pending_of(self, profile_id: int, entity: str) -> int:
         with self.db.read() as session:
             return int(session.execute(

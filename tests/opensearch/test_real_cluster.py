@@ -148,3 +148,20 @@ def test_the_labelled_set_matches_the_same_facts_on_both_backends(tmp_path: Path
     finally:
         local.close()
         mirrored.close()
+
+
+def test_close_vectors_of_other_profiles_never_crowd_out_a_profiles_facts(hybrid: Services) -> None:
+    """A shared index (issue 26): 60 facts of another profile sit closer to the query than any of alpha's five.
+    The vector sub-query scores alpha's facts exactly under the profile filter, so all five match and are
+    counted (an approximate top-k filtered afterwards would find none of them)."""
+    alpha, beta = hybrid.profiles.create("alpha"), hybrid.profiles.create("beta")
+    mine = {hybrid.facts.write(alpha, title=f"Runbook {n}", text=f"Deploy the cluster, step {n}.", kind="project",
+                               tags=[]).fact.uid for n in range(5)}
+    for n in range(60):  # the very words of the query: their vectors are the closest there are
+        hybrid.facts.write(beta, title=f"Deploy kubernetes cluster {n}", text="Deploy kubernetes cluster.",
+                           kind="project", tags=[])
+    settle(hybrid)
+    found = hybrid.search.search(alpha, "deploy kubernetes cluster", limit=50)
+    assert found.mode == "hybrid" and found.matched_count == 5
+    assert {f.fact.uid for f in found.facts} == mine and all(f.vector is not None for f in found.facts)
+    assert hybrid.search.search(beta, "deploy kubernetes cluster", limit=50).matched_count == 60

@@ -202,6 +202,9 @@ class MirrorMaintenance:
         pending = self.canonical.lag(profile.id)[0]
         if pending:
             problems["outbox_pending"] = pending
+            refused, reason = self.canonical.refused(profile.id)
+            if refused:
+                problems["outbox_refused"] = {"rows": refused, "last_error": reason}
         missing = [alias for alias in self.indices.aliases if self.indices.current(alias) is None]
         if missing:
             problems["indices"] = f"missing {', '.join(missing)}: run `memory reindex`"
