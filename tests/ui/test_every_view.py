@@ -125,7 +125,8 @@ def test_every_view_shows_no_null_and_fits_the_screen(
         page.get_by_test_id("query-row").first.locator("td.query-text").click()
         page.get_by_test_id("query-detail").wait_for()
         walk.check(f"gap-{section}-detail")
-    walk.go("gap-unknown", "/queries?gap=no-such-gap&days=30", banner=True)
+    walk.go("gap-unknown", "/queries?gap=no-such-gap&days=30", banner=True, wait_for="[data-testid=gap-missing]")
+    assert walk.page.get_by_test_id("queries-table").count() == 0  # nothing of the view before stays
 
     _facts_listings(walk, uids)
     _fact_pages(walk, uids)

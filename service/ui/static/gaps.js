@@ -1,7 +1,7 @@
 // "What memory did not know": the knowledge-gap report (GET /api/{profile}/queries/gaps) and one group's
 // searches in the query log (#/queries?gap=<id>&days=<n>, from GET /api/{profile}/queries/gaps/{id}).
 
-import { api, profilePath } from "./api.js";
+import { ApiError, api, profilePath } from "./api.js";
 import { card, empty, statusBadge, table, windowSelector } from "./components.js";
 import { factHref, fmtInt, fmtTime, h, replace } from "./dom.js";
 import { route } from "./nav.js";
@@ -158,7 +158,17 @@ export async function viewGaps(view, seq) {
 export async function viewGapSearches(view, seq, params) {
   const id = params.get("gap");
   const days = Number(params.get("days")) || state.days;
-  const body = await api(profilePath(`queries/gaps/${encodeURIComponent(id)}`), { days, limit: 500 });
+  let body;
+  try {
+    body = await api(profilePath(`queries/gaps/${encodeURIComponent(id)}`), { days, limit: 500 });
+  } catch (exc) {
+    if (seq === state.renderSeq && !(exc instanceof ApiError && exc.status === 401)) {
+      // Nothing of the view shown before stays under this address; the banner says what went wrong.
+      replace(view, h("div", { class: "view-head" }, h("h1", {}, "Query log")),
+        empty("No searches to show for this gap: it is not in the report now.", "gap-missing"));
+    }
+    throw exc;
+  }
   if (seq !== state.renderSeq) return;
   const detail = h("div", { class: "detail", testid: "query-detail-slot" });
   const rows = body.queries.map((q) => {
