@@ -46,6 +46,12 @@ GOOD = {"title": "T", "text": "some text", "kind": "project"}
         ("memory_write", {**GOOD, "title": "a\x00b"}, "title must not contain NUL characters"),
         ("memory_write", {**GOOD, "text": "a\x00b"}, "text must not contain NUL characters"),
         ("memory_search", {"query": "a\x00b"}, "query must not contain NUL characters"),
+        # An argument the input schema does not declare is a mistake the agent hears of, not a silent default.
+        ("memory_search", {"query": "x", "limt": 3},
+         "memory_search: unknown argument limt; valid arguments: query, limit, kind, tags"),
+        ("memory_write", {**GOOD, "tag": ["a"], "body": "b"},
+         "memory_write: unknown arguments tag, body; valid arguments: title, text, kind, tags"),
+        ("memory_forget", {"uid": "f_x", "why": "r"}, "memory_forget: unknown argument why; valid arguments: uid, reason"),
     ],
 )
 async def test_refused_input(base_url: str, alpha: ProfileAccess, services: Services, tool: str,

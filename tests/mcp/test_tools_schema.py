@@ -22,6 +22,7 @@ async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAcce
         assert tool.output_schema is not None and tool.output_schema.get("type") == "object", tool.name
         assert tool.annotations is not None and tool.annotations.open_world_hint is False, tool.name
         assert "ctx" not in tool.input_schema.get("properties", {})
+        assert tool.input_schema["additionalProperties"] is False, tool.name  # unknown arguments are refused
 
     search = tools["memory_search"].input_schema
     assert search["required"] == ["query"]
