@@ -17,7 +17,7 @@ from service import __version__
 from service.api import errors, oauth
 from service.api.limits import InFlightLimit, RequestLimits
 from service.api.ui import mount_ui
-from service.api.routes import facts, health, profiles, queries, stats
+from service.api.routes import facts, grants, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain.ports import Embedder
@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     )
     app.state.services = services
     errors.install(app)
-    for module in (profiles, queries, stats, facts, health):
+    for module in (profiles, queries, stats, facts, grants, health):
         app.include_router(module.router)
     mount_ui(app)
     oauth.mount(app, services)

@@ -63,6 +63,6 @@ def register(app: typer.Typer) -> None:
     def revoke(grant_id: str, as_json: JsonOpt = False) -> None:
         """Revoke a grant by its id (see `memory grant list`): its tokens stop working at once."""
         with failures(as_json):
-            info = _grants().revoke(grant_id)
+            info = _grants().revoke(grant_id, reason="revoked with memory grant revoke")
             emit(as_json, {"revoked": True, "grant": info.to_dict()},
                  lambda: console.print(f"revoked {info.grant_id} of profile {info.profile}", highlight=False))

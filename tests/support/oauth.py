@@ -152,3 +152,85 @@ async def oauth_mcp(server_url: str, auth: OAuthClientProvider, *, mode: str = "
     async with httpx2.AsyncClient(auth=auth, timeout=httpx2.Timeout(30, read=60)) as http:
         async with Client(streamable_http_client(server_url, http_client=http), mode=mode) as client:
             yield client
+
+
+# --- the protocol by hand: what a client that knows only the MCP specification sends ------------------------
+
+
+def pkce() -> tuple[str, str]:
+    """(verifier, S256 challenge)."""
+    import base64
+    import hashlib
+    import secrets
+
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    return verifier, challenge
+
+
+def register(base: str, *, redirect_uris: list[str] | None = None, auth_method: str = "none",
+             name: str = "Raw client") -> httpx.Response:
+    body = {"redirect_uris": redirect_uris or [CALLBACK], "token_endpoint_auth_method": auth_method,
+            "client_name": name, "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]}
+    return httpx.post(f"{base}/register", json=body)
+
+
+def authorize_url(base: str, client_id: str, challenge: str, resource: str | None, *, redirect: str = CALLBACK,
+                  state: str = "st4te", **extra: str) -> str:
+    params = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect, "state": state,
+              "code_challenge": challenge, "code_challenge_method": "S256", **extra}
+    if resource is not None:
+        params["resource"] = resource
+    return str(httpx.URL(f"{base}/authorize", params=params))
+
+
+@dataclass
+class Grant:
+    """A registered client, the code the consent page sent back, and its verifier."""
+
+    client: dict[str, Any]
+    code: str
+    verifier: str
+    resource: str
+
+    def exchange(self, base: str, **overrides: str) -> httpx.Response:
+        form = {"grant_type": "authorization_code", "code": self.code, "redirect_uri": CALLBACK,
+                "client_id": self.client["client_id"], "code_verifier": self.verifier, "resource": self.resource}
+        if self.client.get("client_secret"):
+            form["client_secret"] = self.client["client_secret"]
+        form.update(overrides)
+        return httpx.post(f"{base}/token", data={k: v for k, v in form.items() if v is not None})
+
+    def refresh(self, base: str, refresh_token: str, **overrides: str) -> httpx.Response:
+        form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": self.client["client_id"],
+                "resource": self.resource, **overrides}
+        if self.client.get("client_secret"):
+            form["client_secret"] = self.client["client_secret"]
+        return httpx.post(f"{base}/token", data={k: v for k, v in form.items() if v is not None})
+
+
+def approved(base: str, credential: str, resource: str, *, auth_method: str = "none") -> Grant:
+    """Register, authorize (PKCE S256, `resource`) and approve on the consent page with `credential`."""
+    client = register(base, auth_method=auth_method).json()
+    verifier, challenge = pkce()
+    location = Browser(credential).sign_in(authorize_url(base, client["client_id"], challenge, resource))
+    params = callback_params(location)
+    assert "code" in params, location
+    return Grant(client, params["code"], verifier, resource)
+
+
+def tokens_for(base: str, credential: str, profile: str | None) -> tuple[Grant, dict[str, Any]]:
+    """A grant for /mcp/<profile> (or /mcp) and the token answer of its code."""
+    grant = approved(base, credential, f"{base}/mcp" + (f"/{profile}" if profile else ""))
+    answer = grant.exchange(base)
+    assert answer.status_code == 200, answer.text
+    return grant, answer.json()
+
+
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+
+
+def mcp_post(base: str, path: str, access_token: str | None, body: dict[str, Any] | None = None) -> httpx.Response:
+    headers = {**MCP_HEADERS, **({"Authorization": f"Bearer {access_token}"} if access_token else {})}
+    return httpx.post(f"{base}{path}", json=body or LIST, headers=headers)

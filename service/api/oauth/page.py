@@ -40,7 +40,8 @@ def consent(view: ConsentView, message: str | None = None) -> str:
     error = "" if message is None else (
         f'    <p class="banner" role="alert" data-testid="consent-error">{escape(message)} '
         f"({view.attempts_left} attempt{'s' if view.attempts_left != 1 else ''} left)</p>\n")
-    return HEAD.format(title="Connect an app") + error + f"""    <section class="card login" aria-labelledby="consent-title">
+    head = HEAD.format(title="Connect an app") + error
+    return head + f"""    <section class="card login" aria-labelledby="consent-title">
       <h1 id="consent-title">Connect an app to your memory</h1>
       <p><span data-testid="client-name">{name}</span> <span class="muted">(the name it gave itself; not
         verified)</span> asks to use {profile} of this memory service: search, write, update and forget

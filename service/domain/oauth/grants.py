@@ -35,13 +35,17 @@ class GrantInfo:
     revoked_at: datetime | None
     revoke_reason: str | None
 
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
     def to_dict(self) -> dict[str, Any]:
         return {"grant_id": self.grant_id, "profile": self.profile, "client_id": self.client_id,
                 "client_name": self.client_name, "redirect_hosts": self.redirect_hosts, "resource": self.resource,
                 "scopes": self.scopes, "approved_with": self.approved_with or "consent_code",
                 "created_at": isoformat(self.created_at), "last_issued_at": isoformat(self.last_issued_at),
                 "revoked_at": isoformat(self.revoked_at), "revoke_reason": self.revoke_reason,
-                "active": self.revoked_at is None}
+                "active": self.active}
 
 
 @dataclass(frozen=True)
