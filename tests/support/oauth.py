@@ -71,7 +71,8 @@ class Browser:
 
     credential: str
     action: str = "approve"
-    origin: str | None = None  # the Origin header of the POST (a browser sends the page's own)
+    origin: str | None = None  # the Origin header of the POST (a browser sends the page's own, or "null")
+    site: str = "same-origin"  # its Sec-Fetch-Site
     pages: list[httpx.Response] = field(default_factory=list)
     answers: list[httpx.Response] = field(default_factory=list)
     http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
@@ -89,7 +90,8 @@ class Browser:
     def submit(self, page: httpx.Response, **overrides: str) -> httpx.Response:
         fields = {**form_fields(page.text), "token": self.credential, "action": self.action, **overrides}
         origin = self.origin or f"{page.url.scheme}://{page.url.netloc.decode()}"
-        answer = self.http.post(str(page.url).split("?")[0], data=fields, headers={"Origin": origin})
+        answer = self.http.post(str(page.url).split("?")[0], data=fields,
+                                headers={"Origin": origin, "Sec-Fetch-Site": self.site})
         self.answers.append(answer)
         return answer
 

@@ -3,9 +3,11 @@
 
 Against forged and framed forms: the CSRF token of each showing is in the form and, as a cookie (HttpOnly,
 SameSite=Strict, this path only), in the browser that was shown it; the domain checks it against the hash on
-the pending request. A POST whose Origin is not the issuer's is refused (a browser always sends Origin on a
-form POST; a script without one still needs the page's CSRF token and its cookie). Every answer says
-`frame-ancestors 'none'`, `Cache-Control: no-store`, `Referrer-Policy: no-referrer`.
+the pending request. A POST from another site is refused: its Origin is not the issuer's, or its
+Sec-Fetch-Site is not same-origin. (With `Referrer-Policy: no-referrer` browsers send `Origin: null` on the
+page's own form, so "null" passes only with Sec-Fetch-Site: same-origin; a script sending neither still needs
+the page's CSRF token and its cookie.) Every answer says `frame-ancestors 'none'`, `Cache-Control: no-store`,
+`Referrer-Policy: no-referrer`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,16 @@ def cookie_name(request_id: str) -> str:
     return "memory_consent_" + hashlib.sha256(request_id.encode()).hexdigest()[:12]
 
 
+def cross_site(request: Request, issuer: str) -> str | None:
+    """Why a POST is taken as sent from another site, or None."""
+    origin, site = request.headers.get("origin"), request.headers.get("sec-fetch-site")
+    if site is not None and site != "same-origin":
+        return f"Sec-Fetch-Site: {site[:40]}"
+    if origin is not None and origin != issuer and not (origin == "null" and site == "same-origin"):
+        return f"Origin: {origin[:100]}"
+    return None
+
+
 def _notice(status: int, title: str, message: str) -> HTMLResponse:
     return HTMLResponse(page.notice(title, message), status_code=status, headers=_headers(None))
 
@@ -80,9 +92,9 @@ def routes(server: OAuthServer, limits: Limits) -> list[Route]:
         refused = too_many(request)
         if refused is not None:
             return refused
-        origin = request.headers.get("origin")
-        if origin is not None and origin != server.resources.issuer:
-            return _notice(403, "Refused", f"this form was sent from another site ({origin[:100]}), not from "
+        elsewhere = cross_site(request, server.resources.issuer)
+        if elsewhere is not None:
+            return _notice(403, "Refused", f"this form was sent from another site ({elsewhere}), not from "
                                            f"{server.resources.issuer}: nothing was approved")
         form = await request.form()
         request_id, csrf, action = (form.get(k) for k in ("request", "csrf", "action"))

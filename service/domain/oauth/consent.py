@@ -195,5 +195,5 @@ class ConsentService:
     @staticmethod
     def _wrong(profile: str | None) -> str:
         if profile is None:
-            return "that is neither a token of a profile nor a code from `memory grant code`"
-        return f"that is neither a token of profile {profile} nor a code from `memory grant code {profile}`"
+            return "that is neither a token of a profile nor a code from memory grant code"
+        return f"that is neither a token of profile {profile} nor a code from memory grant code {profile}"
