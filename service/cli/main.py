@@ -67,6 +67,9 @@ def serve(
         else:
             console.print(f"memory service on {settings.base_url}: MCP at {settings.base_url}/mcp/<profile>, "
                           f"dashboard at {settings.base_url}/ui/", soft_wrap=True, highlight=False)
+            if settings.oauth:
+                console.print(f"OAuth sign-in for hosted clients (claude.ai, ChatGPT) is on: issuer {settings.issuer}",
+                              soft_wrap=True, highlight=False)
         uvicorn.Server(server_config(application, settings)).run(sockets=[listener])
 
 
@@ -152,6 +155,10 @@ def token_issue(
                           style="bold", soft_wrap=True)
             console.print(json.dumps({"mcpServers": {alias: registration}}, indent=2), highlight=False,
                           soft_wrap=True)
+            if settings.oauth:
+                console.print("\nclaude.ai, Claude Desktop, ChatGPT (OAuth): add a custom connector with this URL; on "
+                              "the sign-in page paste this token, or a code from: memory grant code "
+                              f"{issued.profile}", style="bold", soft_wrap=True, highlight=False, markup=False)
             console.print("\nCheck it works (lists the five tools):", style="bold", soft_wrap=True)
             console.print(
                 f"curl -s {url} -H 'Authorization: Bearer {issued.token}' -H 'Content-Type: application/json' "

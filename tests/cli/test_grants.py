@@ -69,3 +69,17 @@ def test_grant_failures_are_one_line(tmp_path: Path, database_url: str, monkeypa
     assert code == 1 and message in out and len(out.strip().splitlines()) == 1
     code, out = run(*args, "--json")
     assert code == 1 and message in json.loads(out)["error"]["message"]
+
+
+def test_token_issue_names_the_hosted_clients_when_oauth_is_on(tmp_path: Path, database_url: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in {"MEMORY_DATA_DIR": str(tmp_path), "MEMORY_DATABASE_URL": database_url,
+                       "MEMORY_OAUTH": "on", "MEMORY_PUBLIC_URL": "https://memory.example.com"}.items():
+        monkeypatch.setenv(key, value)
+    run("profile", "create", "work")
+    code, out = run("token", "issue", "work")
+    assert code == 0 and "https://memory.example.com/mcp/work" in out
+    assert "claude.ai, Claude Desktop, ChatGPT (OAuth)" in out and "memory grant code work" in out
+    monkeypatch.setenv("MEMORY_PUBLIC_URL", "http://memory.example.com")
+    code, out = run("token", "issue", "work")
+    assert code == 1 and "MEMORY_OAUTH=on needs MEMORY_PUBLIC_URL" in out
