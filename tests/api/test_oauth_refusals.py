@@ -286,3 +286,24 @@ def test_rate_limits_on_register_token_and_the_consent_page(live) -> None:
     pages = [httpx.get(f"{base}/authorize/consent", params={"request": "req_unknown"}).status_code
              for _ in range(31)]
     assert pages == [404] * 30 + [429]
+
+
+def test_hostile_forms_and_bodies_are_refused_cleanly(live) -> None:
+    base, services, alpha, _ = live
+    browser = Browser(alpha.token)
+    page = _page(base, browser, f"{base}/mcp/alpha")
+    huge = browser.submit(page, token="x" * 20_000)
+    assert huge.status_code == 413
+    for fields in ({"action": "approve"}, {**form_fields(page.text), "action": "steal"},
+                   {**form_fields(page.text), "action": "approve", "request": "req_" + "x" * 100}):
+        answer = browser.http.post(f"{base}/authorize/consent", data=fields,
+                                   headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
+        assert answer.status_code in (400, 403, 404) and "<html" in answer.text, fields
+    junk = httpx.post(f"{base}/register", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert junk.status_code == 400 and junk.json()["error"] == "invalid_client_metadata"
+    big = httpx.post(f"{base}/register", content=b"{" + b" " * 70_000 + b"}",
+                     headers={"Content-Type": "application/json"})
+    assert big.status_code == 413
+    assert httpx.post(f"{base}/token", data={"grant_type": "password"}).status_code in (400, 401)
+    assert httpx.get(f"{base}/authorize", params={"client_id": "x" * 5000}).status_code == 400
+    assert services.grants.list("alpha") == []

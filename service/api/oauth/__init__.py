@@ -17,7 +17,6 @@ def mount(app: FastAPI, services: Services) -> None:
     if services.oauth is None:
         return
     limits = Limits()
-    app.state.oauth_limits = limits
     for route in (*metadata.routes(services.oauth.resources), *endpoints.routes(services.oauth, limits),
                   *consent.routes(services.oauth, limits)):
         app.router.routes.append(route)

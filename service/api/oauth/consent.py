@@ -16,9 +16,10 @@ import hashlib
 from functools import partial
 
 import anyio
+from mcp.server.transport_security import RequestBodyLimitMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, request_response
 
 from service.api.oauth import page
 from service.api.oauth.ratelimit import Limits
@@ -27,6 +28,7 @@ from service.domain.oauth.consent import ConsentView, Locked, Redirect
 from service.errors import InvalidInput, NotFound
 
 PATH = "/authorize/consent"
+BODY_LIMIT = 16 * 1024  # the form: request id, CSRF token, a token or code, the button
 
 
 def _headers(form_target: str | None) -> dict[str, str]:
@@ -121,4 +123,5 @@ def routes(server: OAuthServer, limits: Limits) -> list[Route]:
             return _notice(429, "Sign-in closed", outcome.message)
         return shown(outcome.view, outcome.message, status=403)
 
-    return [Route(PATH, endpoint=show, methods=["GET"]), Route(PATH, endpoint=answer, methods=["POST"])]
+    limited_answer = RequestBodyLimitMiddleware(request_response(answer), BODY_LIMIT)
+    return [Route(PATH, endpoint=show, methods=["GET"]), Route(PATH, endpoint=limited_answer, methods=["POST"])]
