@@ -34,11 +34,11 @@ def _search(query: str) -> dict:
             "params": {"name": "memory_search", "arguments": {"query": query}}}
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_the_sdk_client_signs_in_calls_tools_and_refreshes(live, mode: str) -> None:
+@pytest.mark.parametrize(("mode", "method"), [("auto", "none"), ("legacy", "client_secret_post")])
+async def test_the_sdk_client_signs_in_calls_tools_and_refreshes(live, mode: str, method: str) -> None:
     base, services, alpha, _ = live
     browser, storage = Browser(alpha.token), MemoryStorage()
-    auth = sdk_auth(f"{base}/mcp/alpha", browser, storage, name="SDK client")
+    auth = sdk_auth(f"{base}/mcp/alpha", browser, storage, name="SDK client", auth_method=method)
     async with oauth_mcp(f"{base}/mcp/alpha", auth, mode=mode) as client:
         written = await call(client, "memory_write", title="Editor", text="The user edits with Helix.", kind="preference")
         found = await call(client, "memory_search", query="Helix editor")
