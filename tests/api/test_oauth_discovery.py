@@ -83,6 +83,11 @@ def test_authorization_server_metadata(live) -> None:
         assert httpx.get(f"{base}/.well-known/oauth-authorization-server{suffix}").json() == document
     assert httpx.get(f"{base}/.well-known/oauth-authorization-server/mcp/Not%20A%20Name").status_code == 404
     assert httpx.get(f"{base}/.well-known/openid-configuration").status_code == 404
+    preflight = {"Origin": "https://inspector.example", "Access-Control-Request-Method": "POST"}
+    for path in ("/token", "/register", "/revoke"):  # browser-based clients (the Inspector), no cookies
+        answer = httpx.options(f"{base}{path}", headers=preflight)
+        assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == "*", path
+    assert "access-control-allow-origin" not in httpx.options(f"{base}/authorize", headers=preflight).headers
 
 
 def test_protected_resource_metadata_per_profile(live) -> None:

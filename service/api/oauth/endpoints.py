@@ -21,9 +21,10 @@ from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError
-from mcp.server.auth.routes import _cors
 from mcp.server.auth.settings import ClientRegistrationOptions
 from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
@@ -54,8 +55,9 @@ def limited(rate: RateLimit, request: Request, what: str) -> JSONResponse | None
 
 def _route(path: str, handler: Any, methods: list[str], cors: bool = True) -> Route:
     app: ASGIApp = RequestBodyLimitMiddleware(request_response(handler), BODY_LIMIT)
-    if cors:  # browser-based clients (the MCP Inspector) call these; no cookies are involved
-        app = _cors(app, [*methods, "OPTIONS"])
+    if cors:  # browser-based clients (the MCP Inspector) call these, as the SDK's routes allow; no cookies
+        app = CORSMiddleware(app, allow_origins="*", allow_methods=[*methods, "OPTIONS"],
+                             allow_headers=[MCP_PROTOCOL_VERSION_HEADER])
     return Route(path, endpoint=app, methods=[*methods, "OPTIONS"] if cors else methods)
 
 
