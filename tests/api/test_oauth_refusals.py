@@ -307,3 +307,10 @@ def test_hostile_forms_and_bodies_are_refused_cleanly(live) -> None:
     assert httpx.post(f"{base}/token", data={"grant_type": "password"}).status_code in (400, 401)
     assert httpx.get(f"{base}/authorize", params={"client_id": "x" * 5000}).status_code == 400
     assert services.grants.list("alpha") == []
+    _, tokens = tokens_for(base, alpha.token, "alpha")  # the MCP endpoint's body checks, with an OAuth token
+    headers = {"Authorization": f"Bearer {tokens['access_token']}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    broken = httpx.post(f"{base}/mcp/alpha", content=b'{"jsonrpc": "2.0", "id": 1,', headers=headers)
+    assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
+    batch = httpx.post(f"{base}/mcp/alpha", content=b"[]", headers=headers)
+    assert batch.status_code == 400 and batch.json()["error"]["code"] == -32600
