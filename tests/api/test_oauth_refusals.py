@@ -286,6 +286,18 @@ def test_rate_limits_on_register_token_and_the_consent_page(live) -> None:
     pages = [httpx.get(f"{base}/authorize/consent", params={"request": "req_unknown"}).status_code
              for _ in range(31)]
     assert pages == [404] * 30 + [429]
+    authorize = [httpx.get(f"{base}/authorize", params={"client_id": "nobody"}).status_code for _ in range(31)]
+    assert authorize == [400] * 30 + [429]
+
+
+def test_registrations_waiting_for_a_first_grant_are_capped(live, monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.domain.oauth import policy
+
+    base, _, alpha, _ = live
+    monkeypatch.setattr(policy, "MAX_UNUSED_CLIENTS", 2)
+    approved(base, alpha.token, f"{base}/mcp/alpha")  # used: it does not count
+    assert [register(base).status_code for _ in range(3)] == [201, 201, 429]
+    assert "waiting for their first sign-in" in register(base).json()["error_description"]
 
 
 def test_hostile_forms_and_bodies_are_refused_cleanly(live) -> None:
