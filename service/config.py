@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     bind: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     public_url: str | None = None
+    # MEMORY_OAUTH=on: the service is also an OAuth 2.1 authorization server for hosted MCP clients (README
+    # "Connecting an agent"); MEMORY_PUBLIC_URL is then its issuer and must be https (http only on loopback).
+    oauth: bool = False
     allowed_hosts: str = ""
     cors_origins: str = ""
     # What `memory serve` enforces itself (README "Network and proxies"): open connections (beyond, the one
@@ -186,6 +189,18 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _check_oauth(self) -> "Settings":
+        if self.oauth:
+            url = urlsplit((self.public_url or "").strip())
+            https_or_loopback = url.scheme == "https" or (url.scheme == "http" and is_loopback(url.hostname or ""))
+            if not url.hostname or not https_or_loopback or url.path not in ("", "/") or url.query or url.fragment \
+                    or url.username is not None:
+                raise ValueError(f"MEMORY_OAUTH=on needs MEMORY_PUBLIC_URL={self.public_url or ''!r} to be the "
+                                 "https:// origin clients reach the service at, without a path (e.g. "
+                                 "https://memory.example.com; http:// only on loopback)")
+        return self
+
+    @model_validator(mode="after")
     def _check_opensearch_connection(self) -> "Settings":
         if self.search == "opensearch" and self.opensearch_url:
             problems = _connection_problems(self)
@@ -219,6 +234,13 @@ class Settings(BaseSettings):
     @property
     def cors_origin_list(self) -> list[str]:
         return [o.strip() for o in self.cors_origins.split(",") if o.strip()]
+
+    @property
+    def issuer(self) -> str:
+        """The OAuth issuer: MEMORY_PUBLIC_URL's origin, scheme and host lower-cased, no trailing slash (RFC 8414
+        compares issuers as strings, and clients check it against the `iss` of every authorization response)."""
+        url = urlsplit(self.base_url)
+        return f"{url.scheme.lower()}://{url.netloc.lower()}"
 
     @property
     def base_url(self) -> str:

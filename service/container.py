@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
+    from service.domain.oauth.clients import ClientRegistry
+    from service.domain.oauth.consent import ConsentService
+    from service.domain.oauth.grants import GrantService
+    from service.domain.oauth.policy import Resources
+    from service.domain.oauth.tokens import TokenService
     from service.domain.ports import Embedder, SearchBackend
     from service.domain.ports.canonical import CanonicalStore
     from service.domain.profiles import ProfileService
@@ -34,6 +39,16 @@ if TYPE_CHECKING:
     from service.store.engine import Database
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class OAuthServer:
+    """The authorization server of MEMORY_OAUTH=on (service.domain.oauth)."""
+
+    resources: Resources
+    clients: ClientRegistry
+    consent: ConsentService
+    tokens: TokenService
 
 
 @dataclass
@@ -50,6 +65,8 @@ class Services:
     stats: StoreStats
     gaps: GapReport
     as_of: AsOfService
+    grants: GrantService  # OAuth grants: listed and revoked whether or not MEMORY_OAUTH is on now
+    oauth: OAuthServer | None  # MEMORY_OAUTH=on
 
     def readiness(self) -> dict[str, Any]:
         checks: dict[str, Any] = {}
@@ -166,12 +183,32 @@ def mirror_maintenance(settings: Settings, db: Database, embedder: Embedder) -> 
         mirror.close()
 
 
+def build_profiles(settings: Settings, store: CanonicalStore) -> tuple[ProfileService, GrantService,
+                                                                      OAuthServer | None]:
+    """Profiles and their tokens, with the OAuth server when MEMORY_OAUTH=on: its access tokens open the MCP
+    endpoint, and revoking a static token revokes the grants approved with it (on or off)."""
+    from service.domain.oauth.clients import ClientRegistry
+    from service.domain.oauth.consent import ConsentService
+    from service.domain.oauth.grants import GrantService
+    from service.domain.oauth.policy import Resources
+    from service.domain.oauth.tokens import TokenService
+    from service.domain.profiles import ProfileService
+
+    grants = GrantService(store)
+    if not settings.oauth:
+        return ProfileService(store, on_token_revoked=grants.revoke_approved_with), grants, None
+    resources = Resources(settings.issuer)
+    tokens = TokenService(store, resources)
+    profiles = ProfileService(store, access=tokens.access, on_token_revoked=grants.revoke_approved_with)
+    server = OAuthServer(resources, ClientRegistry(store), ConsentService(store, profiles, resources), tokens)
+    return profiles, grants, server
+
+
 def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
     from service.domain.as_of import AsOfService
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
-    from service.domain.profiles import ProfileService
     from service.domain.querylog import QueryLog
     from service.domain.search import SearchService
     from service.domain.stats import StoreStats
@@ -183,17 +220,20 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
     backend = build_backend(settings, db, embedder, gate)
     store = build_store(settings, db)
     query_log = QueryLog(store)
+    profiles, grants, oauth = build_profiles(settings, store)
     return Services(
         settings=settings,
         db=db,
         store=store,
         embedder=embedder,
         backend=backend,
-        profiles=ProfileService(store),
+        profiles=profiles,
         facts=FactService(store, embedder, backend, gate),
         search=SearchService(store, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait),
         query_log=query_log,
         stats=StoreStats(store),
         gaps=GapReport(SqlMissReader(db), embedder, gate),
         as_of=AsOfService(store),
+        grants=grants,
+        oauth=oauth,
     )

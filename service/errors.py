@@ -45,6 +45,17 @@ class Unauthorized(MemoryServiceError):
         self.credential_sent = credential_sent
 
 
+class OAuthRefusal(InvalidInput):
+    """An OAuth request refused (MEMORY_OAUTH=on): `error` is the OAuth error code the protocol answers with
+    (RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2, RFC 8707 `invalid_target`); the message is its one line."""
+
+    code = "oauth_refused"
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 class BackendUnavailable(MemoryServiceError):
     """A dependency (database, search mirror, embedder) cannot be reached right now."""
 

@@ -14,10 +14,10 @@ from fastapi.openapi.utils import get_openapi
 from starlette.routing import Route
 
 from service import __version__
-from service.api import errors
+from service.api import errors, oauth
 from service.api.limits import InFlightLimit, RequestLimits
 from service.api.ui import mount_ui
-from service.api.routes import facts, health, profiles, queries, stats
+from service.api.routes import facts, grants, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain.ports import Embedder
@@ -58,14 +58,16 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     )
     app.state.services = services
     errors.install(app)
-    for module in (profiles, queries, stats, facts, health):
+    for module in (profiles, queries, stats, facts, grants, health):
         app.include_router(module.router)
     mount_ui(app)
+    oauth.mount(app, services)
     endpoint = MCPEndpoint(services, manager)
     for path in ("/mcp/{profile}", "/mcp/{profile}/"):
         app.router.routes.append(Route(path, endpoint=endpoint, methods=["POST"]))
-    for path in ("/mcp", "/mcp/"):
-        app.router.routes.append(Route(path, endpoint=MissingProfile()))
+    for path in ("/mcp", "/mcp/"):  # with MEMORY_OAUTH=on: OAuth tokens only, the grant names the profile
+        root = endpoint if services.oauth is not None else MissingProfile()
+        app.router.routes.append(Route(path, endpoint=root, methods=["POST"] if services.oauth else None))
     if settings.cors_origin_list:
         app.add_middleware(
             CORSMiddleware,

@@ -34,9 +34,13 @@ def is_mcp_path(path: str) -> bool:
     return path == "/mcp" or path.startswith("/mcp/")
 
 
-def unauthorized_challenge(exc: Unauthorized) -> str:
-    """RFC 6750 §3.1: no error code when no bearer credential came; invalid_token when one did and is refused."""
-    return 'Bearer error="invalid_token"' if exc.credential_sent else "Bearer"
+def unauthorized_challenge(exc: Unauthorized, resource_metadata: str | None = None) -> str:
+    """RFC 6750 §3.1: no error code when no bearer credential came; invalid_token when one did and is refused.
+    With MEMORY_OAUTH=on the MCP endpoint adds where its protected resource metadata is (RFC 9728 §5.1)."""
+    params = ['error="invalid_token"'] if exc.credential_sent else []
+    if resource_metadata is not None:
+        params.append(f'resource_metadata="{resource_metadata}"')
+    return "Bearer " + ", ".join(params) if params else "Bearer"
 
 
 def error_response(path: str, status: int, code: str, message: str, param: str | None = None,
@@ -46,8 +50,9 @@ def error_response(path: str, status: int, code: str, message: str, param: str |
     return _answer(path, status, ErrorInfo(code, message, param), headers, rpc_code)
 
 
-def domain_error_response(path: str, exc: MemoryServiceError) -> JSONResponse:
-    headers = {"WWW-Authenticate": unauthorized_challenge(exc)} if isinstance(exc, Unauthorized) else None
+def domain_error_response(path: str, exc: MemoryServiceError, resource_metadata: str | None = None) -> JSONResponse:
+    headers = {"WWW-Authenticate": unauthorized_challenge(exc, resource_metadata)} \
+        if isinstance(exc, Unauthorized) else None
     return _answer(path, _status_of(exc), describe(exc), headers)
 
 

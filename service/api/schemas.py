@@ -281,3 +281,30 @@ class ReadyBody(BaseModel):
 def ok(model: type[BaseModel], description: str = "Success.") -> dict[int | str, dict[str, Any]]:
     """The documented 200 answer of a route that returns a plain dict shaped like `model`."""
     return {200: {"model": model, "description": description}}
+
+
+class GrantItem(BaseModel):
+    grant_id: str
+    profile: str
+    client_id: str
+    client_name: str | None = Field(description="The name the client gave itself at registration (not verified).")
+    redirect_hosts: list[str] = Field(description="Where its sign-ins send the browser back to.")
+    resource: str = Field(description="The MCP endpoint its tokens open (their audience).")
+    scopes: list[str]
+    approved_with: str = Field(description="The id of the static token that approved it, or `consent_code` "
+                                           "(`memory grant code`).")
+    created_at: str
+    last_issued_at: str | None = Field(description="When it last issued a token (sign-in or refresh).")
+    revoked_at: str | None
+    revoke_reason: str | None
+    active: bool
+
+
+class GrantsBody(BaseModel):
+    profile: str
+    grants: list[GrantItem]
+
+
+class GrantBody(BaseModel):
+    profile: str
+    grant: GrantItem

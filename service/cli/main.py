@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
-from service.cli import help_types, maintenance, redact
+from service.cli import grants, help_types, maintenance, redact
 from service.cli import opensearch as opensearch_cli
 from service.cli.output import console, emit, failures
 from service.config import Settings
-from service.container import build_database, build_embedder, build_store, mirror_maintenance
+from service.container import build_database, build_embedder, build_profiles, build_store, mirror_maintenance
 from service.domain.profiles import ProfileService
 
 help_types.install()
@@ -26,12 +26,14 @@ app.add_typer(token_app, name="token")
 app.add_typer(opensearch_cli.app, name="opensearch")
 maintenance.register(app)
 redact.register(app)
+grants.register(app)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
 
 def _profiles() -> ProfileService:
-    return ProfileService(build_store(Settings()))
+    settings = Settings()
+    return build_profiles(settings, build_store(settings))[0]
 
 
 @app.command()
@@ -65,6 +67,9 @@ def serve(
         else:
             console.print(f"memory service on {settings.base_url}: MCP at {settings.base_url}/mcp/<profile>, "
                           f"dashboard at {settings.base_url}/ui/", soft_wrap=True, highlight=False)
+            if settings.oauth:
+                console.print(f"OAuth sign-in for hosted clients (claude.ai, ChatGPT) is on: issuer {settings.issuer}",
+                              soft_wrap=True, highlight=False)
         uvicorn.Server(server_config(application, settings)).run(sockets=[listener])
 
 
@@ -150,6 +155,10 @@ def token_issue(
                           style="bold", soft_wrap=True)
             console.print(json.dumps({"mcpServers": {alias: registration}}, indent=2), highlight=False,
                           soft_wrap=True)
+            if settings.oauth:
+                console.print("\nclaude.ai, Claude Desktop, ChatGPT (OAuth): add a custom connector with this URL; on "
+                              "the sign-in page paste this token, or a code from: memory grant code "
+                              f"{issued.profile}", style="bold", soft_wrap=True, highlight=False, markup=False)
             console.print("\nCheck it works (lists the five tools):", style="bold", soft_wrap=True)
             console.print(
                 f"curl -s {url} -H 'Authorization: Bearer {issued.token}' -H 'Content-Type: application/json' "
@@ -180,8 +189,9 @@ def token_list(profile: str, as_json: JsonOpt = False) -> None:
 
 @token_app.command("revoke")
 def token_revoke(token_id: str, as_json: JsonOpt = False) -> None:
-    """Revoke a token by its id (see `memory token list`). Requests with it get 401 from now on."""
+    """Revoke a token by its id (see `memory token list`), and the OAuth grants approved with it."""
     with failures(as_json):
         info = _profiles().revoke_token(token_id)
+        grants_note = f" and {info.grants_revoked} OAuth grant(s) approved with it" if info.grants_revoked else ""
         emit(as_json, {"revoked": True, **info.to_dict()},
-             lambda: console.print(f"revoked {info.token_id} of profile {info.profile}"))
+             lambda: console.print(f"revoked {info.token_id} of profile {info.profile}{grants_note}"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -38,15 +39,21 @@ class TokenInfo:
     profile: str
     created_at: datetime
     revoked_at: datetime | None
+    grants_revoked: int | None = None  # set by revoke_token: the OAuth grants approved with it, revoked now
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "token_id": self.token_id,
             "profile": self.profile,
             "created_at": isoformat(self.created_at),
             "revoked_at": isoformat(self.revoked_at),
             "active": self.revoked_at is None,
         }
+        return out if self.grants_revoked is None else {**out, "grants_revoked": self.grants_revoked}
+
+
+# An OAuth access token's profile when its audience is the resource URL given (service.domain.oauth.tokens).
+AccessCheck = Callable[[str, str], ProfileRef | None]
 
 
 def _ref(row: ProfileRecord) -> ProfileRef:
@@ -55,8 +62,14 @@ def _ref(row: ProfileRecord) -> ProfileRef:
 
 
 class ProfileService:
-    def __init__(self, store: CanonicalStore) -> None:
+    """`access`: the OAuth access-token check (MEMORY_OAUTH=on); `on_token_revoked`: what revoking a static token
+    also revokes (the OAuth grants approved with it; returns how many)."""
+
+    def __init__(self, store: CanonicalStore, access: AccessCheck | None = None,
+                 on_token_revoked: Callable[[str], int] | None = None) -> None:
         self.store = store
+        self.access = access
+        self.on_token_revoked = on_token_revoked
 
     def create(self, name: str) -> ProfileRef:
         validation.profile_name(name)
@@ -115,6 +128,8 @@ class ProfileService:
         return [TokenInfo(r.token_id, profile.name, r.created_at, r.revoked_at) for r in rows]
 
     def revoke_token(self, token_id: str) -> TokenInfo:
+        """Revoke a static token, and the OAuth grants approved with it (again on a second call, so a revoke
+        interrupted between the two is finished by running it again)."""
         with self.store.unit_of_work() as uow:
             row = uow.tokens.by_id(token_id.strip())
             if row is None:
@@ -124,7 +139,11 @@ class ProfileService:
                 uow.tokens.save(row)
             profile = uow.profiles.by_id(row.profile_id)
             assert profile is not None
-            return TokenInfo(row.token_id, profile.name, row.created_at, row.revoked_at)
+            info = TokenInfo(row.token_id, profile.name, row.created_at, row.revoked_at)
+        if self.on_token_revoked is None:
+            return info
+        return TokenInfo(info.token_id, info.profile, info.created_at, info.revoked_at,
+                         self.on_token_revoked(info.token_id))
 
     def authenticate(self, authorization: str | None, profile_name: str | None = None) -> ProfileRef:
         """The profile a bearer token opens. With profile_name, the token must belong to that profile.
@@ -135,6 +154,29 @@ class ProfileService:
         token = _bearer(authorization)
         if token is None:
             raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
+        found = self.check_token(token, profile_name)
+        if found is None:
+            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
+        return found[0]
+
+    def authenticate_mcp(self, authorization: str | None, profile_name: str | None, resource: str) -> ProfileRef:
+        """The MCP endpoint's check with MEMORY_OAUTH=on: at /mcp/<profile> a static token of the profile or an
+        OAuth access token whose audience is `resource` (that profile's URL); at /mcp (profile_name None) only
+        an OAuth token for {issuer}/mcp. Every failure is authenticate's one Unauthorized."""
+        token = _bearer(authorization)
+        if token is None:
+            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
+        found = self.check_token(token, profile_name) if profile_name is not None else None
+        if found is not None:
+            return found[0]
+        ref = self.access(token, resource) if self.access is not None else None
+        if ref is None or (profile_name is not None and ref.name != profile_name):
+            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
+        return ref
+
+    def check_token(self, token: str, profile_name: str | None) -> tuple[ProfileRef, str] | None:
+        """The profile a static token opens and the token's id, if it is active (and of `profile_name` when
+        given); None otherwise."""
         digest = ids.hash_token(token)
         found = self.store.credential(digest)
         if (
@@ -143,8 +185,9 @@ class ProfileService:
             or found.revoked_at is not None
             or (profile_name is not None and found.profile_name != profile_name)
         ):
-            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
-        return ProfileRef(id=found.profile_id, name=found.profile_name, created_at=found.profile_created_at)
+            return None
+        ref = ProfileRef(id=found.profile_id, name=found.profile_name, created_at=found.profile_created_at)
+        return ref, found.token_id
 
 
 UNAUTHORIZED_MESSAGE = (

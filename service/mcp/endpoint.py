@@ -1,8 +1,11 @@
 """The MCP endpoint at /mcp/{profile}: Host check, per-profile bearer auth, the body checked, then the SDK.
 
 Stateless streamable HTTP with JSON responses: every POST is self-contained, so any replica behind a
-load balancer can answer any request. No OAuth metadata is advertised (clients would try OAuth). Every
-refusal is the error answer of service.api.errors (a JSON-RPC error object on /mcp paths).
+load balancer can answer any request. Without MEMORY_OAUTH no OAuth metadata is advertised (clients would try
+OAuth); with it, a 401 says where the endpoint's protected resource metadata is, OAuth access tokens for the
+endpoint's resource URL are accepted besides the profile's static tokens, and /mcp (no profile) takes OAuth
+tokens only, for the profile their grant names. Every refusal is the error answer of service.api.errors (a
+JSON-RPC error object on /mcp paths).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from service.api.errors import domain_error_response, error_response
 from service.api.hosts import HostPolicy
 from service.config import Settings
 from service.container import Services
+from service.contract import PROFILE_NAME
+from service.domain.models import ProfileRef
 from service.errors import MemoryServiceError
 from service.mcp import body as request_body
 from service.mcp.server import MemoryMCPServer
@@ -66,6 +71,17 @@ class MCPEndpoint:
         self.services = services
         self.manager = manager
         self.hosts = HostPolicy(services.settings)
+        self.resources = services.oauth.resources if services.oauth is not None else None
+
+    def _authenticate(self, header: str | None, profile: str | None) -> ProfileRef:
+        if self.resources is None:
+            return self.services.profiles.authenticate(header, profile or "")
+        return self.services.profiles.authenticate_mcp(header, profile, self.resources.of(profile))
+
+    def _metadata_url(self, profile: str | None) -> str | None:
+        if self.resources is None or (profile is not None and not PROFILE_NAME.fullmatch(profile)):
+            return None
+        return self.resources.metadata_url(profile)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "/mcp")
@@ -74,11 +90,11 @@ class MCPEndpoint:
             refusal = error_response(path, 421, "host_not_allowed", HostPolicy.refusal(headers.get("host", "")))
             await refusal(scope, receive, send)
             return
-        profile = scope.get("path_params", {}).get("profile", "")
+        profile = scope.get("path_params", {}).get("profile")  # None at /mcp (MEMORY_OAUTH=on)
         try:
-            ref = await anyio.to_thread.run_sync(self.services.profiles.authenticate, authorization(headers), profile)
+            ref = await anyio.to_thread.run_sync(self._authenticate, authorization(headers), profile)
         except MemoryServiceError as exc:
-            await domain_error_response(path, exc)(scope, receive, send)
+            await domain_error_response(path, exc, self._metadata_url(profile))(scope, receive, send)
             return
         scope[PROFILE_SCOPE_KEY] = ref
         body = await request_body.read(receive, headers)

@@ -50,7 +50,7 @@ def lock_profile(session: Session, profile_id: int) -> int:
 _TOKENS, _PROFILES, _FACTS = Token.__table__, Profile.__table__, FactRow.__table__  # type: ignore[attr-defined]
 _VECTORS = FactVector.__table__  # type: ignore[attr-defined]
 _TOKEN_CREDENTIAL = (
-    sa.select(_TOKENS.c.token_hash, _TOKENS.c.revoked_at, _PROFILES.c.id.label("profile_id"),
+    sa.select(_TOKENS.c.token_id, _TOKENS.c.token_hash, _TOKENS.c.revoked_at, _PROFILES.c.id.label("profile_id"),
               _PROFILES.c.name.label("profile_name"), _PROFILES.c.created_at.label("profile_created_at"))
     .join(_PROFILES, _PROFILES.c.id == _TOKENS.c.profile_id)
     .where(_TOKENS.c.token_hash == sa.bindparam("token_hash"))
@@ -79,7 +79,7 @@ _INSERT_QUERY_TAG = sa.insert(QueryLogTag.__table__)  # type: ignore[attr-define
 
 
 def token_credential(conn: sa.Connection | Session, token_hash: str) -> sa.Row[Any] | None:
-    """The token with this hash and its profile, as one Core row (token_hash, revoked_at, profile_id,
+    """The token with this hash and its profile, as one Core row (token_id, token_hash, revoked_at, profile_id,
     profile_name, profile_created_at): the check every authenticated request makes."""
     return conn.execute(_TOKEN_CREDENTIAL, {"token_hash": token_hash}).first()
 

@@ -16,8 +16,10 @@ import numpy as np
 from sqlmodel import Session
 
 from service.domain.models import Fact
+from service.domain.ports.oauth import AccessRecord
 from service.domain.ports.records import CredentialRecord
 from service.store import members
+from service.store import oauth as oauth_rows
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store.outbox import Outbox
@@ -53,6 +55,7 @@ class SqlUnitOfWork:
     vectors: members.SqlVectors = _member(lambda u: members.SqlVectors(u.session))  # type: ignore[assignment]
     outbox: members.SqlOutbox = _member(  # type: ignore[assignment]
         lambda u: members.SqlOutbox(u.session, u.mirror_outbox))
+    oauth: oauth_rows.SqlOAuthRows = _member(lambda u: oauth_rows.SqlOAuthRows(u.session))  # type: ignore[assignment]
 
     def __init__(self, session: Session, outbox: Outbox) -> None:
         self.session = session
@@ -85,6 +88,10 @@ class SqlStore:
     def credential(self, token_hash: str) -> CredentialRecord | None:
         with self.db.connect() as conn:  # every request asks: one Core SELECT, no ORM session
             return repo.token_credential(conn, token_hash)  # type: ignore[return-value]
+
+    def oauth_credential(self, token_hash: str) -> AccessRecord | None:
+        with self.db.connect() as conn:
+            return oauth_rows.access(conn, token_hash)  # type: ignore[return-value]
 
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
         with self.db.connect() as conn:  # every search asks: Core rows straight to facts

@@ -242,3 +242,6 @@ class OutboxRow(SQLModel, table=True):
     delivered_at: Optional[datetime] = _ts(nullable=True)
     attempts: int = Field(default=0, sa_column=sa.Column(sa.Integer, nullable=False, server_default="0"))
     last_error: Optional[str] = Field(default=None, sa_column=sa.Column(sa.String(500), nullable=True))
+
+
+from service.store import oauth_tables  # noqa: E402,F401 - registers the OAuth tables (they use UTCDateTime)

@@ -95,7 +95,8 @@ def test_failures_are_one_line_and_exit_1(env: dict[str, str], args: tuple[str, 
 
 
 COMMANDS = [["serve"], ["profile", "create"], ["profile", "list"], ["profile", "rename"], ["token", "issue"],
-            ["token", "list"], ["token", "revoke"], ["reindex"], ["check"], ["export"], ["import"], ["redact"]]
+            ["token", "list"], ["token", "revoke"], ["reindex"], ["check"], ["export"], ["import"], ["redact"],
+            ["grant", "code"], ["grant", "list"], ["grant", "revoke"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)

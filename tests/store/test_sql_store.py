@@ -47,7 +47,7 @@ def test_every_method_of_the_port_is_implemented_with_its_parameters(protocol: t
 def test_a_unit_of_work_has_every_member_the_port_names() -> None:
     members_named = {name for name, value in vars(port.UnitOfWork).items() if isinstance(value, property)}
     assert members_named == {"profiles", "tokens", "facts", "revisions", "redactions", "query_log", "aggregates",
-                             "vectors", "outbox"}
+                             "vectors", "outbox", "oauth"}
     for name in members_named:
         assert hasattr(SqlUnitOfWork, name), name
 

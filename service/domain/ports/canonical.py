@@ -26,6 +26,7 @@ import numpy as np
 
 from service.contract import MATCH_BUCKETS
 from service.domain.models import Fact
+from service.domain.ports.oauth import AccessRecord, OAuthRows
 from service.domain.ports.records import (
     CredentialRecord, FactRecord, ProfileRecord, QueryLogRecord, QueryResultRecord, RedactionRecord, RevisionRecord,
     TokenRecord,
@@ -247,10 +248,16 @@ class UnitOfWork(Protocol):
     @property
     def outbox(self) -> Outbox: ...
 
+    @property
+    def oauth(self) -> OAuthRows: ...
+
 
 class CanonicalStore(Protocol):
     def credential(self, token_hash: str) -> CredentialRecord | None:
         """The token with this hash and the profile it opens (the check every authenticated call makes)."""
+
+    def oauth_credential(self, token_hash: str) -> AccessRecord | None:
+        """The OAuth token with this hash, its grant and profile (the check of an MCP call with one)."""
 
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
         """The profile's facts with these uids (a search's hits)."""

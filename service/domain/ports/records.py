@@ -32,6 +32,7 @@ class TokenRecord(Protocol):
 class CredentialRecord(Protocol):
     """A token and the profile it opens, as the authentication check of every call reads them."""
 
+    token_id: str
     token_hash: str
     revoked_at: datetime | None
     profile_id: int

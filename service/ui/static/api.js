@@ -44,13 +44,14 @@ export function apiUrl(path, params = {}) {
   return url;
 }
 
-// `quiet` requests (background look-ups) do not show the spinner.
-export async function api(path, params = {}, auth = state.auth, { quiet = false } = {}) {
+// `quiet` requests (background look-ups) do not show the spinner. `method` other than GET: only DELETE of a grant.
+export async function api(path, params = {}, auth = state.auth, { quiet = false, method = "GET" } = {}) {
   if (!quiet) busy(+1);
   try {
     let response;
     try {
       response = await fetch(apiUrl(path, params), {
+        method,
         headers: { Authorization: `Bearer ${auth ? auth.token : ""}`, Accept: "application/json" },
         cache: "no-store",
         credentials: "omit",

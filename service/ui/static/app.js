@@ -1,8 +1,10 @@
-// The reviewer's dashboard: a read-only client of the REST API (no private endpoints).
+// The reviewer's dashboard: a client of the REST API (no private endpoints), read-only but for revoking an app's
+// OAuth grant (#/apps).
 // The profile name and token live in sessionStorage only and travel as an Authorization header,
 // never in a URL. Views are chosen by the hash: #/, #/queries, #/queries/<id>, #/facts, #/facts/<uid>,
-// #/gaps and #/queries?gap=<id>&days=<n> (gaps.js).
+// #/gaps and #/queries?gap=<id>&days=<n> (gaps.js), #/apps (apps.js).
 
+import { viewApps } from "./apps.js";
 import { destroyCharts } from "./charts.js";
 import { $ } from "./dom.js";
 import { viewFact, viewFacts } from "./facts.js";
@@ -65,6 +67,10 @@ async function route() {
       setNav("queries");
       document.title = "Query log · Memory dashboard";
       await viewQueries(view, seq, parts[1]);
+    } else if (parts[0] === "apps") {
+      setNav("apps");
+      document.title = "Apps · Memory dashboard";
+      await viewApps(view, seq);
     } else if (parts[0] === "gaps") {
       setNav("gaps");
       document.title = "Gaps · Memory dashboard";
