@@ -119,5 +119,6 @@ def test_import_in_opensearch_mode_fills_the_mirror(env: None, os_services: Serv
     os_services.profiles.create("beta")
     code, out = run("import", "beta", str(path))
     assert code == 0 and out["imported"] == len(corpus.FACTS) + len(corpus.SUPERSEDE), out
-    assert out["mirror"]["delivered"] == out["imported"] and out["mirror"]["failed"] == 0
+    # Delivered by the command, or a moment before by the running service's worker: nothing failed either way.
+    assert out["mirror"]["failed"] == 0 and out["mirror"]["delivered"] <= out["imported"]
     assert run("check", "beta") == (0, {"ok": True, "differences": {}})
