@@ -145,10 +145,10 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
                     "should": [{"match": {"title": {"query": "deploy pipeline reach gke cluster"}}}],
                     "filter": filters,
                 }},
-                {"script_score": {"query": {"bool": {"filter": filters}}, "min_score": 0.675,
+                {"script_score": {"query": {"bool": {"filter": filters}}, "min_score": 1.35,
                                   "script": {"source": "knn_score", "lang": "knn",
                                              "params": {"field": "embedding", "query_value": [0.5, -0.25],
-                                                        "space_type": "cosinesimil"}}}},
+                                                        "space_type": "innerproduct"}}}},
             ],
         }},
     })
@@ -190,10 +190,10 @@ def test_count_bodies() -> None:
             "should": [
                 {"match": {"search_text": {"query": "pytest", "operator": "or", "minimum_should_match": 1}}},
                 {"script_score": {"query": {"bool": {"filter": [PROFILE, INACTIVE, {"term": {"tags": "testing"}}]}},
-                                  "min_score": 0.75,
+                                  "min_score": 1.5,
                                   "script": {"source": "knn_score", "lang": "knn",
                                              "params": {"field": "embedding", "query_value": [1.0, 0.0],
-                                                        "space_type": "cosinesimil"}}}},
+                                                        "space_type": "innerproduct"}}}},
             ],
             "minimum_should_match": 1,
         }},
@@ -216,14 +216,31 @@ def test_similar_bodies_and_score_conversion() -> None:
     not_self = [PROFILE, ACTIVE, {"bool": {"must_not": [{"term": {"uid": "f_1"}}]}}]
     assert q.similar_by_vector(7, [0.6, 0.8], uid="f_1", limit=3, threshold=0.75) == {
         "size": 3, "_source": ["uid", "fact_id"],
-        "query": {"script_score": {"query": {"bool": {"filter": not_self}}, "min_score": 0.875,
+        "query": {"script_score": {"query": {"bool": {"filter": not_self}}, "min_score": 1.75,
                                   "script": {"source": "knn_score", "lang": "knn",
                                              "params": {"field": "embedding", "query_value": [0.6, 0.8],
-                                                        "space_type": "cosinesimil"}}}},
+                                                        "space_type": "innerproduct"}}}},
     }
     assert q.similar_by_text(7, ["pytest", "fixtures"], uid="f_1", limit=3)["query"] == {
         "bool": {"must": [q.lexical_match(["pytest", "fixtures"])], "filter": not_self}}
-    assert q.score_to_cosine(q.cosine_to_score(0.35)) == pytest.approx(0.35)
+    for space in ("innerproduct", "cosinesimil"):
+        for cosine in (-0.8, -0.2, 0.0, 0.35, 1.0):
+            assert q.score_to_cosine(q.cosine_to_score(cosine, space), space) == pytest.approx(cosine)
+
+
+def test_the_inner_product_whenever_the_threshold_keeps_cosines_at_or_above_zero() -> None:
+    """Unit vectors: the inner product is the cosine, at half the script's cost; its score 1 + cos is affine in
+    the cosine only for cos >= 0, so a negative threshold keeps cosinesimil ((1 + cos) / 2, affine everywhere)
+    and the pipeline's min-max normalisation stays the embedded backend's."""
+    assert q.vector_space(0.3) == q.vector_space(0.0) == "innerproduct"
+    assert q.vector_space(-0.1) == "cosinesimil"
+    below = q.knn_subquery([1.0, 0.0], -0.5, [PROFILE])["script_score"]
+    assert below["script"]["params"]["space_type"] == "cosinesimil" and below["min_score"] == 0.25
+    # k-NN's normalizeScore(-ip): 1 + ip from 0 up, 1 / (1 - ip) below; monotonic, so min_score cuts exactly
+    assert q.cosine_to_score(0.3, "innerproduct") == pytest.approx(1.3)
+    assert q.cosine_to_score(-1.0, "innerproduct") == pytest.approx(0.5)
+    scores = [q.cosine_to_score(c / 10, "innerproduct") for c in range(-10, 11)]
+    assert scores == sorted(scores) and len(set(scores)) == len(scores)
 
 
 # --- aggregations ------------------------------------------------------------------------------------

@@ -175,7 +175,7 @@ class Searcher:
             (found,) = self._msearch(profile_id, [body])
             out = []
             for h in found["hits"]["hits"]:
-                cosine = q.score_to_cosine(float(h["_score"]))
+                cosine = q.score_to_cosine(float(h["_score"]), q.vector_space(threshold))
                 if cosine >= threshold - 1e-6:
                     out.append(Hit(h["_id"], int(h["_source"]["fact_id"]), cosine, vector=cosine))
             return out
