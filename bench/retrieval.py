@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from bench.lib import opensearch  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
-from service.search import lexical  # noqa: E402
+from service.domain import lexical  # noqa: E402
 from service.search.fusion import fuse  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "retrieval"

@@ -64,7 +64,7 @@ from service.config import Settings  # noqa: E402
 from service.container import Services, build_services  # noqa: E402
 from service.domain.models import ProfileRef  # noqa: E402
 from service.domain.ports import SearchRequest  # noqa: E402
-from service.search import lexical  # noqa: E402
+from service.domain import lexical  # noqa: E402
 from service.search.embedded import ranking  # noqa: E402
 
 SEARCH_TARGET = {10_000: (15.0, 40.0)}  # facts -> (p50, p95) ms for memory_search

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from service.domain.querylog import QueryLog
     from service.domain.search import SearchService
     from service.domain.stats import StoreStats
+    from service.search.embedded.backend import EmbeddedSearch
     from service.search.opensearch.maintenance import MirrorMaintenance
     from service.store.engine import Database
 
@@ -156,16 +157,32 @@ def build_store(settings: Settings, db: Database | None = None) -> CanonicalStor
 def build_backend(
     settings: Settings, db: Database, embedder: Embedder, gate: EmbedGate | None = None
 ) -> SearchBackend:
-    from service.search.embedded.backend import EmbeddedSearch
-
     if settings.search == "opensearch":
         from service.embedding.disabled import DisabledEmbedder
         from service.search.opensearch.backend import OpenSearchBackend
+        from service.store.canonical import Canonical
 
         # While the cluster is unreachable, searches are answered lexically from the canonical store.
-        fallback = EmbeddedSearch(db, DisabledEmbedder(), settings)
-        return OpenSearchBackend(settings, db, embedder, fallback=fallback)
-    return EmbeddedSearch(db, embedder, settings, gate)
+        fallback = embedded_search(db, DisabledEmbedder(), settings)
+        return OpenSearchBackend(settings, Canonical(db, embedder.model_id), embedder, fallback=fallback)
+    return embedded_search(db, embedder, settings, gate)
+
+
+def embedded_search(db: Database, embedder: Embedder, settings: Settings,
+                    gate: EmbedGate | None = None) -> EmbeddedSearch:
+    """The in-process backend over the canonical store's IndexSource port."""
+    from service.search.embedded.backend import EmbeddedSearch
+    from service.store.index_source import SqlIndexSource
+
+    return EmbeddedSearch(SqlIndexSource(db), embedder, settings, gate)
+
+
+def open_mirror_maintenance(settings: Settings, db: Database, embedder: Embedder) -> MirrorMaintenance:
+    """The OpenSearch mirror's maintenance over the canonical store's MirrorSource port (close it after use)."""
+    from service.search.opensearch.maintenance import MirrorMaintenance
+    from service.store.canonical import Canonical
+
+    return MirrorMaintenance(settings, Canonical(db, embedder.model_id), embedder)
 
 
 @contextmanager
@@ -174,9 +191,7 @@ def mirror_maintenance(settings: Settings, db: Database, embedder: Embedder) -> 
     if settings.search != "opensearch":
         yield None
         return
-    from service.search.opensearch.maintenance import MirrorMaintenance
-
-    mirror = MirrorMaintenance(settings, db, embedder)
+    mirror = open_mirror_maintenance(settings, db, embedder)
     try:
         yield mirror
     finally:

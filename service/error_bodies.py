@@ -10,7 +10,7 @@ an imported document is wrong). The envelopes differ because each face's protoco
   the tool's name first);
 - CLI: with --json {"error": {"code", "message", "param"?, "problems"?}}; without, "error: <headline>" and
   one line per problem.
-Pure: no HTTP, MCP or terminal library; the HTTP faces pass the status they chose (service/api/errors.py).
+Pure: no HTTP, MCP or terminal library; the HTTP faces pass the status they chose (service/web/errors.py).
 """
 
 from __future__ import annotations

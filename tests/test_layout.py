@@ -5,9 +5,11 @@ Dependencies point one way (README "Layout"):
     faces (api, mcp, cli) -> container (wiring) -> application (domain) -> ports <- adapters (store, search,
     embedding), with pure rules and types at the bottom, importable by every layer.
 
-The search adapters may read the canonical store (their indexes are derived from it); nothing else crosses
-between adapters, and no adapter reaches up into the application, the wiring or a face. Every import is
-counted, at module level or inside a function, under TYPE_CHECKING or not.
+No adapter imports another: the search adapters reach the canonical store only through the ports of
+service.domain.ports.sources, wired by the container; no adapter reaches up into the application, the wiring
+or a face. Among the faces, service.web (what both HTTP faces share) sits below the MCP endpoint, which sits
+below the REST API (whose app serves both). No import runs back up, and no modules import each other in a
+circle. Every import is counted, at module level or inside a function, under TYPE_CHECKING or not.
 
 And no module is a monolith: a .py file has at most 400 lines, a dashboard script at most 500.
 """
@@ -27,7 +29,7 @@ JS_MAX_LINES = 500
 PURE = {
     "service", "service.addresses", "service.errors", "service.error_bodies", "service.clock", "service.ids", "service.config",
     "service.logs", "service.contract", "service.domain.models", "service.domain.validation", "service.domain.reports",
-    "service.search.lexical", "service.search.readable", "service.search.fusion", "service.search.mode",
+    "service.domain.lexical", "service.search.readable", "service.search.fusion", "service.search.mode",
     "service.domain.gaps",  # the gap report's grouping rule (the store's reader builds its MissedQuery)
 }
 # The ports (the package service.domain.ports: search backend, embedder, canonical store and its records), and
@@ -39,6 +41,7 @@ PORTS = {"service.domain.embed_gate"}
 PREFIXES = [
     ("wiring", "service.container"),
     ("face", "service.api"), ("face", "service.mcp"), ("face", "service.cli"), ("face", "service.__main__"),
+    ("face", "service.web"), ("face", "service.ui"),
     ("store", "service.store"), ("search", "service.search"), ("embedding", "service.embedding"),
     ("ports", "service.domain.ports"), ("application", "service.domain"),
 ]
@@ -47,11 +50,15 @@ ALLOWED = {
     "ports": {"ports", "pure"},
     "application": {"application", "ports", "pure"},
     "store": {"store", "ports", "pure"},
-    "search": {"search", "store", "ports", "pure"},
+    "search": {"search", "ports", "pure"},
     "embedding": {"embedding", "ports", "pure"},
     "wiring": {"wiring", "application", "store", "search", "embedding", "ports", "pure"},
     "face": {"face", "wiring", "application", "ports", "pure"},
 }
+# The faces' own order, lowest first: a face imports only faces at or below it.
+FACE_ORDER = ["service.web", "service.mcp", "service.api", "service.cli", "service.__main__"]
+
+
 def layer(module: str) -> str:
     if module in PURE:
         return "pure"
@@ -108,6 +115,74 @@ def wrong_arrows() -> set[tuple[str, str]]:
 def test_dependencies_point_one_way() -> None:
     wrong = sorted(wrong_arrows())
     assert not wrong, "imports against the layering (README 'Layout'):\n" + "\n".join(f"  {a} -> {b}" for a, b in wrong)
+
+
+def face_rank(module: str) -> int | None:
+    for rank, prefix in enumerate(FACE_ORDER):
+        if module == prefix or module.startswith(prefix + "."):
+            return rank
+    return None
+
+
+def test_no_import_runs_back_up_among_the_faces() -> None:
+    """service.mcp never imports service.api (the app that serves both sits above it); both share service.web."""
+    wrong = []
+    for path in sources("service"):
+        here = module_name(path)
+        for target in imports(path):
+            low, high = face_rank(target), face_rank(here)
+            if low is not None and high is not None and low > high:
+                wrong.append(f"{here} -> {target}")
+    assert not wrong, "imports running back up:\n  " + "\n  ".join(sorted(wrong))
+
+
+def test_no_search_adapter_imports_the_store() -> None:
+    wrong = sorted(f"{module_name(p)} -> {t}" for p in sources("service/search") for t in imports(p)
+                   if t == "service.store" or t.startswith("service.store."))
+    assert not wrong, "search adapters read the store through service.domain.ports.sources:\n  " + "\n  ".join(wrong)
+
+
+def import_circles() -> list[list[str]]:
+    """Strongly connected groups of two or more service modules (Tarjan), each sorted."""
+    graph = {module_name(p): {t for t in imports(p) if t != module_name(p)} for p in sources("service")}
+    for module in graph:  # `import service.x.y` makes service.x.y, not its packages, the target
+        graph[module] = {t for t in graph[module] if t in graph}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    circles = import_circles()
+    assert not circles, "import circles:\n  " + "\n  ".join(" <-> ".join(c) for c in circles)
 
 
 def test_no_layer_imports_the_wiring_but_the_faces() -> None:

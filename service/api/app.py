@@ -14,7 +14,8 @@ from fastapi.openapi.utils import get_openapi
 from starlette.routing import Route
 
 from service import __version__
-from service.api import errors, oauth
+from service.api import oauth
+from service.web import errors
 from service.api.limits import InFlightLimit, RequestLimits
 from service.api.ui import mount_ui
 from service.api.routes import facts, grants, health, profiles, queries, stats

@@ -8,7 +8,7 @@ import anyio
 from fastapi import Depends, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from service.api.credentials import authorization
+from service.web.credentials import authorization
 from service.container import Services
 from service.contract import PROFILE_NAME, PROFILE_NAME_MAX
 from service.domain.profiles import ProfileRef

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from service.api.errors import error_response
+from service.web.errors import error_response
 
 MAX_TARGET_BYTES = 8 * 1024  # path + query, as nginx's default large_client_header_buffers
 MAX_HEAD_BYTES = 64 * 1024  # all header names and values

@@ -44,7 +44,7 @@ def serve(
 ) -> None:
     """Run the service (REST, MCP at /mcp/{profile}, health checks)."""
     from service import logs
-    from service.cli.entry import early_embedder
+    from service.cli.early import early_embedder
     from service.cli.listen import open_listener
     from service.container import build_embedder
 
@@ -53,7 +53,7 @@ def serve(
         settings = Settings(**overrides)  # type: ignore[arg-type]
         listener = open_listener(settings)  # before the banner: a bad address or a busy port is one line
         logs.configure()  # before the MCP server is built (it would install its own rich handler)
-        embedder = early_embedder(settings) or build_embedder(settings)  # started by service.cli.entry if it could
+        embedder = early_embedder(settings) or build_embedder(settings)  # started by service.cli.early if it could
         embedder.start()  # loads in the background while the web stack imports and starts (no-op if started)
         import uvicorn
 

@@ -6,7 +6,7 @@ and the kind/tag filters and retired facts of those searches. Output: groups of 
 1. Canonical order: texts by searches descending, then by text (code points). Every step below walks this
    order, so the same log gives the same groups whatever order its rows were read in.
 2. Forms: texts with the same set of informative terms, Porter-stemmed (the search's own tokenizer and stop
-   words, service.search.lexical), are one form: "Deploying to staging?" and "deploy staging" are one form.
+   words, service.domain.lexical), are one form: "Deploying to staging?" and "deploy staging" are one form.
    A text with no informative term ("what do you know?") is a form with the texts of the same words.
 3. Lexical groups: leader clustering over forms, in canonical order. A form joins the group whose leader (its
    first form) has the highest Jaccard similarity of stemmed term sets with it, when that reaches
@@ -34,7 +34,7 @@ from datetime import datetime
 import numpy as np
 import snowballstemmer
 
-from service.search.lexical import informative_terms, tokens
+from service.domain.lexical import informative_terms, tokens
 
 LEXICAL_THRESHOLD = 0.5
 SEMANTIC_THRESHOLD = 0.55

@@ -73,14 +73,13 @@ def open_encoder(model_dir: Path, threads: int, precision: str = "fp32") -> Onnx
     """A checked encoder for the weights in `model_dir`, fp32 or int8 (int8_graph.py). Raises
     EmbeddingUnavailable."""
     try:
-        weights = initializers(model_dir)
         if precision == "int8":
-            encoder = OnnxMiniLM(int8_graph.quantized(TEMPLATE_FILE.read_bytes(), weights), model_dir, threads)
+            encoder = OnnxMiniLM(int8_graph.quantized(model_dir), model_dir, threads)
             encoder.batch_size = 1  # see OnnxMiniLM.batch_size
             encoder.check(quick=True, min_cosine=int8_graph.MIN_COSINE)
             encoder.origin = int8_graph.ORIGIN
             return encoder
-        encoder = OnnxMiniLM(TEMPLATE_FILE.read_bytes(), model_dir, threads, weights)
+        encoder = OnnxMiniLM(TEMPLATE_FILE.read_bytes(), model_dir, threads, initializers(model_dir))
         encoder.check(quick=True)
     except OnnxRefused as exc:
         raise EmbeddingUnavailable(f"the weights in {model_dir} do not give all-MiniLM-L6-v2's vectors: {exc}") from exc

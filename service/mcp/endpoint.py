@@ -4,7 +4,7 @@ Stateless streamable HTTP with JSON responses: every POST is self-contained, so 
 load balancer can answer any request. Without MEMORY_OAUTH no OAuth metadata is advertised (clients would try
 OAuth); with it, a 401 says where the endpoint's protected resource metadata is, OAuth access tokens for the
 endpoint's resource URL are accepted besides the profile's static tokens, and /mcp (no profile) takes OAuth
-tokens only, for the profile their grant names. Every refusal is the error answer of service.api.errors (a
+tokens only, for the profile their grant names. Every refusal is the error answer of service.web.errors (a
 JSON-RPC error object on /mcp paths).
 """
 
@@ -18,9 +18,9 @@ from starlette.types import Message, Receive, Scope, Send
 
 
 from service import __version__
-from service.api.credentials import authorization
-from service.api.errors import domain_error_response, error_response
-from service.api.hosts import HostPolicy
+from service.web.credentials import authorization
+from service.web.errors import domain_error_response, error_response
+from service.web.hosts import HostPolicy
 from service.config import Settings
 from service.container import Services
 from service.contract import PROFILE_NAME

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from service.search import lexical
+from service.domain import lexical
 
 
 def semantic_applies(

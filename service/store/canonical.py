@@ -1,5 +1,7 @@
-"""What the OpenSearch mirror reads from and records in the canonical store: the outbox, rows with their
-versions and vectors (SQL only, on the store side; the search adapter calls it, and no OpenSearch is here).
+"""What the OpenSearch mirror reads from and records in the canonical store (the MirrorSource port of
+service.domain.ports.sources): the outbox, rows with their versions and vectors, the counts summaries are
+checked against. SQL only, on the store side; the search adapter calls it through the port, and no
+OpenSearch is here.
 
 Versions are always read BEFORE the content they go with (outbox rows first, canonical rows after): the
 content sent is then at least as new as its version, never older, so the real newer change is never the
@@ -8,8 +10,7 @@ one refused with 409. This holds under READ COMMITTED, where each statement sees
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime
 
 import numpy as np
@@ -17,6 +18,8 @@ import sqlalchemy as sa
 from sqlmodel import col
 
 from service.clock import utcnow
+from service.domain.ports.sources import Pending
+from service.store import aggregates
 from service.store.outbox import RENAME, Outbox
 from service.store import repository as repo
 from service.store import vectors
@@ -27,17 +30,11 @@ PAGE = 500
 RETRIES_FIRST = 3  # rows that failed this often go behind fresh ones (order is free: versions are external)
 
 
-@dataclass(frozen=True)
-class Pending:
-    id: int
-    entity: str  # "fact" | "query" (a "rename" is read by pending_renames)
-    entity_id: int
-
-
 class Canonical:
     def __init__(self, db: Database, model_id: str) -> None:
         self.db = db
         self.model_id = model_id  # vectors of another model are not mirrored (wrong space)
+        self.dialect = db.dialect
 
     # --- outbox ------------------------------------------------------------------------------------
 
@@ -157,6 +154,19 @@ class Canonical:
         with self.db.read() as session:
             rows = session.execute(stmt).all()
         return [(r[0], vectors.decode(r[1]) if r[1] is not None else None) for r in rows]
+
+    def fact(self, profile_id: int, uid: str) -> FactRow | None:
+        with self.db.read() as session:
+            return repo.fact_row(session, profile_id, uid)
+
+    def titles(self, profile_id: int, uids: Iterable[str]) -> dict[str, str]:
+        with self.db.read() as session:
+            return {u: r.title for u, r in repo.fact_rows_by_uid(session, profile_id, uids).items()}
+
+    def fact_counts(self, profile_id: int) -> dict[tuple[str, str], int]:
+        """(status, kind) -> facts: what the mirror's store stats are checked against."""
+        with self.db.read() as session:
+            return aggregates.fact_counts(session, profile_id)
 
     def vectors_of(self, profile_id: int, fact_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The vectors of the current model of these facts (a search's hits: their cosines are computed here,

@@ -14,7 +14,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from service.store.tables import UTCDateTime
+from service.store.column_types import UTCDateTime
 
 
 def _ts(nullable: bool = False) -> Any:

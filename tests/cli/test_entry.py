@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from service.cli import entry
+from service.cli import early as entry
 from service.config import Settings
 
 
@@ -18,7 +18,7 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_serve_starts_the_embedder_and_serve_takes_it() -> None:
-    entry._start_model_early(["serve"])
+    entry.start_model_early(["serve"])
     assert entry._early is not None
     started = entry._early[1]
     assert entry.early_embedder(Settings()) is started
@@ -27,11 +27,11 @@ def test_serve_starts_the_embedder_and_serve_takes_it() -> None:
 
 @pytest.mark.parametrize("argv", [["serve", "--help"], ["profile", "list"], [], ["check", "serve"]])
 def test_nothing_starts_early_for_anything_else(argv: list[str]) -> None:
-    entry._start_model_early(argv)
+    entry.start_model_early(argv)
     assert entry._early is None
 
 
 def test_settings_that_do_not_read_are_left_to_serve(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_PORT", "abc")
-    entry._start_model_early(["serve"])  # no exception: serve reports it in its own words
+    entry.start_model_early(["serve"])  # no exception: serve reports it in its own words
     assert entry._early is None

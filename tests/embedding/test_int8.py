@@ -105,3 +105,21 @@ def test_switching_precision_reports_the_other_models_vectors_and_reembeds_them(
         assert found.mode == "hybrid" and found.facts[0].fact.text == TEXTS[3]
     finally:
         services.close()
+
+
+def test_a_quantization_that_fails_is_reported_as_the_embedders_error(tmp_path: Path) -> None:
+    """Quantizing runs in a child process: its failure (here, weights of another shape) reaches the embedder's
+    status as one line, and embedding raises EmbeddingUnavailable rather than anything of the child's."""
+    from service.embedding.model_files import locate
+    from service.errors import EmbeddingUnavailable
+
+    source = locate(None)
+    for item in source.iterdir():
+        (tmp_path / item.name).symlink_to(item)
+    (tmp_path / "config.json").unlink()
+    config = json.loads((source / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "hidden_size": 512}))
+    embedder = MiniLMEmbedder(Settings(embedder_precision="int8"), model_dir=tmp_path)
+    with pytest.raises(EmbeddingUnavailable, match="cannot quantize the encoder to int8: .*hidden_size"):
+        embedder.embed_query("anything")
+    assert embedder.status()["state"] == "error" and "hidden_size" in embedder.status()["error"]

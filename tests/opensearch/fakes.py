@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from service.search import lexical
+from service.domain import lexical
 
 AXES = ["deploy", "kubernet", "cluster", "pytest", "test", "postgr", "databas", "latenc", "grafana", "python",
         "spark", "happi", "releas", "runbook", "jenkin", "cafe"]

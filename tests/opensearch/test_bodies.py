@@ -11,7 +11,7 @@ from datetime import date
 
 import pytest
 
-from service.search import lexical
+from service.domain import lexical
 from service.search.opensearch import aggregations as aggs
 from service.search.opensearch import queries as q
 from service.search.opensearch import templates as tpl

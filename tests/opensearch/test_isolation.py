@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from service.container import Services, build_services
+from service.container import Services, build_services, open_mirror_maintenance
 from service.search.opensearch import mirror as mirror_module
 from service.search.opensearch.backend import OpenSearchBackend
-from service.search.opensearch.maintenance import MirrorMaintenance
 from service.store.tables import OutboxRow
 from tests.opensearch.conftest import mirrored_settings
 from tests.support.clusters import Cluster
@@ -80,7 +79,7 @@ def test_a_refused_profile_does_not_hold_up_the_others(services: Services, monke
     assert (refused.matched_count, refused.mode) == (None, "degraded")  # its mirror is known to be incomplete
     assert [f.fact.uid for f in refused.facts] == [written.fact.uid]  # answered from the canonical store
 
-    maintenance = MirrorMaintenance(services.settings, services.db, services.embedder)
+    maintenance = open_mirror_maintenance(services.settings, services.db, services.embedder)
     try:  # `memory check` names the cause too
         refused_rows = maintenance.check(bad)["outbox_refused"]
         assert refused_rows["rows"] == 1 and "strict_dynamic_mapping_exception" in refused_rows["last_error"]

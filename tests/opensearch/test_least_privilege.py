@@ -16,9 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from service.cli.main import app
-from service.container import Services, build_services
+from service.container import Services, build_services, open_mirror_maintenance
 from service.search.opensearch.backend import OpenSearchBackend
-from service.search.opensearch.maintenance import MirrorMaintenance
 from service.search.opensearch.role import role
 from service.search.opensearch.templates import Names
 from tests.opensearch.conftest import mirrored_settings
@@ -68,7 +67,7 @@ def test_auto_mode_user_is_enough_for_everything(tmp_path: Path, real_opensearch
         assert isinstance(backend, OpenSearchBackend)
         backend.sync_now()
         assert backend.status()["problems"] == []
-        maintenance = MirrorMaintenance(services.settings, services.db, services.embedder)
+        maintenance = open_mirror_maintenance(services.settings, services.db, services.embedder)
         try:
             assert maintenance.check_cluster() == []
             assert maintenance.rebuild()["facts"] == 1

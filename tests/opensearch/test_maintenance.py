@@ -12,9 +12,8 @@ from typer.testing import CliRunner
 
 from service.cli.main import app
 from service.config import Settings
-from service.container import Services, build_services
+from service.container import Services, build_services, open_mirror_maintenance
 from service.domain import portability
-from service.search.opensearch.maintenance import MirrorMaintenance
 from service.search.opensearch.mirror import Mirror
 from tests.opensearch import corpus
 from tests.opensearch.conftest import settle
@@ -95,7 +94,7 @@ def test_changes_during_a_rebuild_reach_the_new_index(os_services: Services, mon
         return counts
 
     monkeypatch.setattr(Mirror, "backfill", backfill_then_write)
-    maintenance = MirrorMaintenance(os_services.settings, os_services.db, os_services.embedder)
+    maintenance = open_mirror_maintenance(os_services.settings, os_services.db, os_services.embedder)
     try:
         report = maintenance.rebuild()
         assert report["replayed"] >= 2

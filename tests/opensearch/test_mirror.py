@@ -10,10 +10,9 @@ import pytest
 from opensearchpy import OpenSearch, helpers
 from sqlmodel import select
 
-from service.container import Services, build_services
+from service.container import Services, build_services, embedded_search
 from service.domain.ports import SearchRequest
 from service.embedding.disabled import DisabledEmbedder
-from service.search.embedded.backend import EmbeddedSearch
 from service.search.opensearch import templates as tpl
 from service.search.opensearch.backend import OpenSearchBackend
 from service.search.opensearch.documents import fact_document, index_action
@@ -94,7 +93,7 @@ def test_search_counts_like_the_embedded_backend(os_services: Services) -> None:
     and (with a limit above the count) the same facts."""
     alpha = os_services.profiles.create("alpha")
     corpus.load(os_services, alpha)
-    embedded = EmbeddedSearch(os_services.db, DisabledEmbedder(), os_services.settings)
+    embedded = embedded_search(os_services.db, DisabledEmbedder(), os_services.settings)
     try:
         checked = 0
         for query, kind, tags in corpus.SEARCHES:
@@ -122,7 +121,7 @@ def test_similar_without_vectors_matches_the_embedded_rule(os_services: Services
                                      kind="project", tags=[])
     os_services.facts.write(alpha, title="Unrelated", text="The user prefers tea.", kind="user", tags=[])
     assert [f.uid for f in second.similar] == [first.uid]
-    embedded = EmbeddedSearch(os_services.db, DisabledEmbedder(), os_services.settings)
+    embedded = embedded_search(os_services.db, DisabledEmbedder(), os_services.settings)
     try:
         local = embedded.similar(alpha.id, "alpha", second.fact.uid, 3)
     finally:
@@ -186,7 +185,7 @@ def test_an_unreadable_query_matches_nothing_in_both_backends(tmp_path: Path, da
     embedder = FakeEmbedder(vocabulary=VOCABULARY)
     services = build_services(mirrored_settings(tmp_path, database_url, os_cluster, os_prefix, embedder="minilm"),
                               embedder=embedder)
-    embedded = EmbeddedSearch(services.db, embedder, services.settings)
+    embedded = embedded_search(services.db, embedder, services.settings)
     try:
         alpha = services.profiles.create("alpha")
         services.facts.write(alpha, title="Deploy with Argo CD", text="Deploys to the cluster.", kind="project",

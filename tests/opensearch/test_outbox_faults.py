@@ -20,13 +20,11 @@ from pathlib import Path
 import pytest
 from osmem_server import OsmemServer
 
-from service.container import Services, build_services
+from service.container import Services, build_services, embedded_search, open_mirror_maintenance
 from service.domain.ports import SearchRequest
 from service.embedding.disabled import DisabledEmbedder
 from service.errors import BackendUnavailable
-from service.search.embedded.backend import EmbeddedSearch
 from service.search.opensearch.backend import OpenSearchBackend
-from service.search.opensearch.maintenance import MirrorMaintenance
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings
 from tests.support import opensearch_node
@@ -147,12 +145,12 @@ def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, da
         backend.sync_now()
         status = backend.status()
         assert status["state"] == "ready" and status["outbox"]["pending"] == 0
-        maintenance = MirrorMaintenance(services.settings, services.db, services.embedder)
+        maintenance = open_mirror_maintenance(services.settings, services.db, services.embedder)
         try:
             assert maintenance.check(alpha) == {}
         finally:
             maintenance.close()
-        embedded = EmbeddedSearch(services.db, DisabledEmbedder(), services.settings)
+        embedded = embedded_search(services.db, DisabledEmbedder(), services.settings)
         try:
             request = SearchRequest(profile_id=alpha.id, profile="alpha", query="deploy kubernetes cluster", limit=8)
             assert backend.search(request).matched_count == embedded.search(request).matched_count == 1

@@ -16,9 +16,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.config import Settings
-from service.container import Services, build_services
+from service.container import Services, build_services, embedded_search
 from service.domain.ports import SearchRequest
-from service.search.embedded.backend import EmbeddedSearch
 from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings, settle
@@ -71,7 +70,7 @@ def test_hybrid_counts_like_the_embedded_backend(hybrid: Services) -> None:
     alpha = hybrid.profiles.create("alpha")
     corpus.load(hybrid, alpha)
     settle(hybrid)
-    embedded = EmbeddedSearch(hybrid.db, hybrid.embedder, hybrid.settings)
+    embedded = embedded_search(hybrid.db, hybrid.embedder, hybrid.settings)
     try:
         for query, kind, tags in corpus.SEARCHES:
             request = SearchRequest(profile_id=alpha.id, profile="alpha", query=query, limit=50, kind=kind,

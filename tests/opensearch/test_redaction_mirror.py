@@ -13,8 +13,7 @@ from typer.testing import CliRunner
 
 from service.cli.main import app
 from service.config import Settings
-from service.container import Services
-from service.search.opensearch.maintenance import MirrorMaintenance
+from service.container import Services, open_mirror_maintenance
 from tests.opensearch.conftest import settle
 from tests.support.clusters import Cluster
 
@@ -94,4 +93,4 @@ def test_the_mirror_loses_the_words(os_services: Services, os_client: OpenSearch
     after["summary"]["totals"]["zero_match"] -= 1
     assert after["stats"] == before["stats"]
     assert after["summary"]["totals"]["distinct_queries"] == before["summary"]["totals"]["distinct_queries"] + 1
-    assert MirrorMaintenance(os_settings, os_services.db, os_services.embedder).check(p) == {}
+    assert open_mirror_maintenance(os_settings, os_services.db, os_services.embedder).check(p) == {}

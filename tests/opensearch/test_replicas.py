@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.container import Services, build_services
+from service.container import Services, build_services, open_mirror_maintenance
 from service.search.opensearch.backend import OpenSearchBackend
-from service.search.opensearch.maintenance import MirrorMaintenance
 from tests.opensearch.conftest import mirrored_settings
 from tests.support.clusters import Cluster
 
@@ -66,7 +65,7 @@ def test_concurrent_drains_lose_and_double_nothing(replicas: list[Services]) -> 
         backend.sync_now()
     assert first.backend.status()["outbox"]["pending"] == 0
 
-    maintenance = MirrorMaintenance(first.settings, first.db, first.embedder)
+    maintenance = open_mirror_maintenance(first.settings, first.db, first.embedder)
     try:
         for profile in profiles:
             assert maintenance.check(profile) == {}, profile.name  # every row, once, at its latest version

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from service.container import Services, build_services
+from service.container import Services, build_services, open_mirror_maintenance
 from service.search.opensearch.backend import OpenSearchBackend
-from service.search.opensearch.maintenance import MirrorMaintenance
 from tests.opensearch.conftest import mirrored_settings, settle
 from tests.support.clusters import Cluster, new_prefix, remove_prefix
 
@@ -70,7 +69,7 @@ def test_two_deployments_with_the_same_profile_names_stay_apart(os_services: Ser
     assert set(before["indices"]) == {f"{other_prefix}-facts.v1", f"{other_prefix}-queries.v1"}  # type: ignore[arg-type]
     # Everything the first deployment can do to the cluster leaves the second's objects as they were.
     _backend(os_services).install()
-    maintenance = MirrorMaintenance(os_services.settings, os_services.db, os_services.embedder)
+    maintenance = open_mirror_maintenance(os_services.settings, os_services.db, os_services.embedder)
     try:
         assert maintenance.rebuild()["indices"] == [f"{os_prefix}-facts.v2", f"{os_prefix}-queries.v2"]
         assert maintenance.check_cluster() == []

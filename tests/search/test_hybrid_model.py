@@ -13,7 +13,7 @@ from service.container import Services, build_services
 from service.domain.ports import Embedder
 from service.domain.profiles import ProfileRef
 from service.embedding.minilm import MiniLMEmbedder
-from service.search import lexical
+from service.domain import lexical
 from service.search.fusion import fuse
 
 pytestmark = pytest.mark.model

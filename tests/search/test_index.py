@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from service.search import lexical
+from service.domain import lexical
 from service.search.embedded.index import IndexedFact, ProfileIndex
 from service.search.embedded.postings import WEIGHTS
 

@@ -10,7 +10,7 @@ import pytest
 
 from service.config import Settings
 from service.container import Services, build_services
-from service.search import lexical
+from service.domain import lexical
 from service.search.readable import is_word, semantic_applies
 from tests.opensearch.fakes import FakeEmbedder
 

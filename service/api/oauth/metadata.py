@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from service.api.errors import error_response
+from service.web.errors import error_response
 from service.contract import PROFILE_NAME
 from service.domain.oauth.policy import Resources
 

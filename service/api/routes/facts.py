@@ -8,7 +8,7 @@ from pydantic import WithJsonSchema
 
 from service import contract
 from service.api.deps import ProfileDep, ServicesDep
-from service.api.errors import authenticated
+from service.web.errors import authenticated
 from service.api.schemas import FactBody, FactsBody, ok
 from service.clock import isoformat
 from service.domain import as_of as as_of_rules

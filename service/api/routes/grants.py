@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 
 from service.api.deps import ProfileDep, ServicesDep
-from service.api.errors import ERROR_SCHEMA, authenticated
+from service.web.errors import ERROR_SCHEMA, authenticated
 from service.api.schemas import GrantBody, GrantsBody, ok
 
 router = APIRouter(tags=["grants"])

@@ -6,10 +6,10 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from service.api.credentials import authorization
+from service.web.credentials import authorization
 from service.api.deps import ServicesDep
-from service.api.errors import error_response, responses
-from service.api.hosts import HostPolicy, is_loopback_client
+from service.web.errors import error_response, responses
+from service.web.hosts import HostPolicy, is_loopback_client
 from service.api.schemas import HealthBody, ReadyBody, ok
 from service.container import Services
 from service.errors import MemoryServiceError

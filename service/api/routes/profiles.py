@@ -5,7 +5,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.api.deps import CallerDep, ServicesDep
-from service.api.errors import authenticated
+from service.web.errors import authenticated
 from service.api.schemas import ProfilesBody, ok
 from service.clock import isoformat
 

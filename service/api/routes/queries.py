@@ -6,7 +6,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from service import contract
 from service.api.deps import ProfileDep, ServicesDep
-from service.api.errors import authenticated
+from service.web.errors import authenticated
 from service.api.source import set_source
 from service.api.schemas import GapsBody, GapSearchesBody, QueriesBody, QueryBody, SummaryBody, ok
 from service.contract import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MAX

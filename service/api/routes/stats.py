@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
-from service.api.errors import authenticated
+from service.web.errors import authenticated
 from service.api.source import set_source
 from service.api.schemas import StatsBody, ok
 from service.contract import DAYS_DEFAULT, DAYS_MAX

@@ -12,7 +12,6 @@ import threading
 from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
 
 from service.config import Settings
 from service.domain.embed_gate import EmbedGate
@@ -20,14 +19,12 @@ from service.domain.models import embedding_text
 from service.errors import EmbeddingUnavailable
 from service.contract import INACTIVE_SHOWN
 from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
-from service.search import fusion, lexical, readable
+from service.domain.ports.sources import ChangedFact, IndexSource
+from service.domain import lexical
+from service.search import fusion, readable
 from service.search.embedded import ranking
 from service.search.embedded.index import IndexedFact, ProfileIndex
 from service.search.mode import exact, search_mode
-from service.store import repository as repo
-from service.store import vectors
-from service.store.engine import Database
-from service.store.tables import Profile
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +34,9 @@ EMBED_ON_SEARCH_MAX = 256  # missing vectors embedded inline by one search; the 
 class EmbeddedSearch:
     name = "embedded"
 
-    def __init__(self, db: Database, embedder: Embedder, settings: Settings, gate: EmbedGate | None = None) -> None:
-        self.db = db
+    def __init__(self, source: IndexSource, embedder: Embedder, settings: Settings,
+                 gate: EmbedGate | None = None) -> None:
+        self.source = source  # the canonical store, through its port (service.store.index_source)
         self.embedder = embedder
         self.settings = settings
         self.gate = gate or EmbedGate(embedder)
@@ -79,9 +77,7 @@ class EmbeddedSearch:
     def warm(self) -> None:
         """Build every profile's index now (called in the background by `memory serve`), so the first
         search of a large profile does not pay for it."""
-        with self.db.read() as session:
-            profile_ids = [int(i) for i in session.execute(sa.select(Profile.id)).scalars()]
-        for profile_id in profile_ids:
+        for profile_id in self.source.profile_ids():
             self._synced(profile_id)
 
     def changed(self, profile_id: int, profile: str) -> None:
@@ -158,26 +154,14 @@ class EmbeddedSearch:
             if index is None:
                 index = self._indexes[profile_id] = ProfileIndex()
         with index.lock:
-            with self.db.connect() as conn:  # every search asks: Core SELECTs, no ORM session
-                seq = repo.fact_seq(conn, profile_id)
-                if seq > index.synced_seq:
-                    for row in repo.facts_changed_since(conn, profile_id, index.synced_seq):
-                        index.upsert(self._indexed(row))
-                        seq = max(seq, row.change_seq)
-                    index.synced_seq = seq
+            seq, changed = self.source.changes(profile_id, index.synced_seq, self.embedder.model_id)
+            for fact in changed:
+                index.upsert(_indexed(fact))
+                seq = max(seq, fact.change_seq)
+            index.synced_seq = max(index.synced_seq, seq)
             if index.missing_vectors and self.gate.usable():
                 self._embed_missing(index, profile_id)
         return index
-
-    def _indexed(self, row: Any) -> IndexedFact:
-        """One row of repo.facts_changed_since as the index keeps it (its vector only if of this model)."""
-        vector = None
-        if row.vector_model is not None and row.vector_model == self.embedder.model_id:
-            vector = vectors.from_bytes(row.vector, row.vector_dim)
-        return IndexedFact(
-            fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
-            active=row.status == "active", vector=vector, present=row.redacted_at is None,
-        )
 
     def _embed_missing(self, index: ProfileIndex, profile_id: int) -> None:
         rows = sorted(index.missing_vectors)[:EMBED_ON_SEARCH_MAX]
@@ -189,6 +173,11 @@ class EmbeddedSearch:
             log.warning("could not embed %d facts yet: %s", len(rows), exc)
             return
         made = dict(zip((index.fact_ids[r] for r in rows), embedded))
-        vectors.store(self.db, profile_id, self.embedder.model_id, made)
+        self.source.store_vectors(profile_id, self.embedder.model_id, made)
         for r, vector in zip(rows, embedded):
             index.set_vector(r, vector)
+
+
+def _indexed(fact: ChangedFact) -> IndexedFact:
+    return IndexedFact(fact_id=fact.fact_id, uid=fact.uid, title=fact.title, text=fact.text, kind=fact.kind,
+                       tags=fact.tags, active=fact.active, vector=fact.vector, present=fact.present)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from service.search import lexical
+from service.domain import lexical
 from service.search.embedded.index import ProfileIndex
 from service.search.fusion import fuse
 
@@ -36,7 +36,7 @@ def term_counts(index: ProfileIndex, terms: list[str]) -> np.ndarray:
 
 def lexical_pass(index: ProfileIndex, terms: list[str], counts: np.ndarray, active: np.ndarray,
                  depth: int) -> Pass:
-    """The lexical rule (service.search.lexical.required_terms) and BM25 of the active rows it matches."""
+    """The lexical rule (service.domain.lexical.required_terms) and BM25 of the active rows it matches."""
     if terms:
         matched = counts >= lexical.required_terms(len(terms))
     else:

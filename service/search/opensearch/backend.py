@@ -26,6 +26,7 @@ from service import clock
 from service.config import Settings
 from service.domain.models import ProfileRef, embedding_text
 from service.domain.ports import Embedder, Hit, SearchBackend, SearchHits, SearchRequest, Sourced
+from service.domain.ports.sources import MirrorSource
 from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
@@ -37,9 +38,6 @@ from service.search.opensearch.mirror import Delivery, Mirror
 from service.search.opensearch.searcher import Searcher
 from service.search.opensearch.summary import MirrorAggregates
 from service.search.opensearch.worker import SyncWorker
-from service.store import repository as repo
-from service.store.canonical import Canonical
-from service.store.engine import Database
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +95,14 @@ class ProfileBackoff:
 class OpenSearchBackend:
     name = "opensearch"
 
-    def __init__(self, settings: Settings, db: Database, embedder: Embedder, *, fallback: SearchBackend,
+    def __init__(self, settings: Settings, canonical: MirrorSource, embedder: Embedder, *, fallback: SearchBackend,
                  start_worker: bool = True) -> None:
-        self.settings, self.db, self.embedder = settings, db, embedder
+        self.settings, self.embedder = settings, embedder
         self.client = make_client(settings)
         self.health = Health(quiet_seconds=settings.opensearch_sync_interval)
         self.indices = IndexManager(self.client, settings, embedder)
         self.names = self.indices.names
-        self.canonical = Canonical(db, embedder.model_id)
+        self.canonical = canonical  # the canonical store, through its port (service.store.canonical)
         self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.dimension, self.names)
         self.searcher = Searcher(self.client, settings, embedder, self.names.facts, self.canonical.vectors_of)
         self.aggregates = MirrorAggregates(self.client, self.canonical, self.health, self.names.facts,
@@ -149,8 +147,7 @@ class OpenSearchBackend:
         return self.searcher.search(request, dimension=self.dimension(), pipeline_error=self.indices.pipeline_error)
 
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
-        with self.db.read() as session:
-            row = repo.fact_row(session, profile_id, uid)
+        row = self.canonical.fact(profile_id, uid)
         if row is None or row.id is None:
             return []
         try:

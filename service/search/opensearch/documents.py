@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 
 from service import clock
-from service.store.tables import FactRow, QueryLogRow
+from service.domain.ports.records import FactRecord, QueryLogRecord
 
 
 def routing(profile_id: int) -> str:
     return str(profile_id)
 
 
-def fact_document(row: FactRow, vector: np.ndarray | None) -> dict[str, Any]:
+def fact_document(row: FactRecord, vector: np.ndarray | None) -> dict[str, Any]:
     if row.redacted_at is not None:
         return redacted_document(row)
     doc = _fact_fields(row, title=row.title, text=row.text)
@@ -33,14 +33,14 @@ def fact_document(row: FactRow, vector: np.ndarray | None) -> dict[str, Any]:
     return doc
 
 
-def redacted_document(row: FactRow) -> dict[str, Any]:
+def redacted_document(row: FactRecord) -> dict[str, Any]:
     """A redacted fact stays in the mirror only as what the stats count (status, kind, tags, timestamps):
     no title, text or embedding, so no search can match it; without `has_vector` it is not "waiting for a
     vector" either (that query asks for has_vector: false)."""
     return _fact_fields(row)
 
 
-def _fact_fields(row: FactRow, **words: str) -> dict[str, Any]:
+def _fact_fields(row: FactRecord, **words: str) -> dict[str, Any]:
     """The fields of every fact document, with the fact's words (title, text) when it still has them."""
     return {
         "uid": row.uid,
@@ -58,7 +58,7 @@ def _fact_fields(row: FactRow, **words: str) -> dict[str, Any]:
     }
 
 
-def query_document(row: QueryLogRow) -> dict[str, Any]:
+def query_document(row: QueryLogRecord) -> dict[str, Any]:
     return {
         "log_id": row.id,
         "profile_id": routing(row.profile_id),

@@ -26,6 +26,7 @@ from service.clock import utcnow
 from service.config import Settings
 from service.domain.models import ProfileRef
 from service.domain.ports import Embedder
+from service.domain.ports.sources import MirrorSource
 from service.errors import BackendUnavailable
 from service.search.opensearch import templates as tpl
 from service.search.opensearch.client import IndexMissing, make_client, translated
@@ -34,8 +35,6 @@ from service.search.opensearch.documents import routing
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
 from service.search.opensearch.role import role
-from service.store.canonical import Canonical
-from service.store.engine import Database
 
 REPLAY_MARGIN = timedelta(seconds=30)  # clock skew between processes marking rows delivered
 SHOWN = 20  # ids listed per kind of difference
@@ -48,12 +47,12 @@ class TemplatesNotInstalled(BackendUnavailable):
 
 
 class MirrorMaintenance:
-    def __init__(self, settings: Settings, db: Database, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, canonical: MirrorSource, embedder: Embedder) -> None:
         self.settings, self.embedder = settings, embedder
         self.client = make_client(settings)
         self.indices = IndexManager(self.client, settings, embedder)
         self.names = self.indices.names
-        self.canonical = Canonical(db, embedder.model_id)
+        self.canonical = canonical  # the canonical store, through its port (service.store.canonical)
         self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.indices.dimension, self.names)
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 from opensearchpy import OpenSearch, helpers
 
 from service.search.opensearch.templates import Names
-from service.store.canonical import Canonical, Pending
+from service.domain.ports.sources import MirrorSource, Pending
 from service.search.opensearch.client import IndexMissing, translated
 from service.search.opensearch.documents import fact_document, index_action, query_document
 from service.search.opensearch.refusals import explain
@@ -46,7 +46,7 @@ class Delivery:
 
 
 class Mirror:
-    def __init__(self, client: OpenSearch, canonical: Canonical, vectors: bool, dimension: Callable[[], int],
+    def __init__(self, client: OpenSearch, canonical: MirrorSource, vectors: bool, dimension: Callable[[], int],
                  names: Names) -> None:
         self.client = client
         self.canonical = canonical

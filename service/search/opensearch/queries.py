@@ -1,6 +1,6 @@
 """Search request bodies (pure functions; the tests assert them as JSON).
 
-The match rule is the one of service.search.lexical, so both backends count the same facts:
+The match rule is the one of service.domain.lexical, so both backends count the same facts:
 - lexical: `match` on `search_text` (title + text + tags, copy_to) with the informative terms as the query
   text and minimum_should_match = required_terms(n): a fact must contain that many of the n terms;
 - semantic: exact cosine (the k-NN plugin's `knn_score` script) at cosine >= MEMORY_MIN_SIMILARITY. The
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from service.contract import INACTIVE_SHOWN
-from service.search import lexical
+from service.domain import lexical
 
 Status = Literal["active", "inactive", "any"]
 SOURCE_FIELDS = ["uid", "fact_id"]

@@ -25,7 +25,8 @@ from opensearchpy import OpenSearch
 from service.config import Settings
 from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
 from service.errors import BackendUnavailable
-from service.search import lexical, readable
+from service.domain import lexical
+from service.search import readable
 from service.search import fusion
 from service.search.fusion import fuse
 from service.search.mode import exact, search_mode

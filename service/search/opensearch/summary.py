@@ -21,14 +21,12 @@ from service import clock
 from service.domain import reports
 from service.domain.models import ProfileRef
 from service.domain.ports import Sourced
+from service.domain.ports.sources import MirrorSource
 from service.errors import BackendUnavailable
 from service.search.opensearch import aggregations as aggs
 from service.search.opensearch.documents import routing
-from service.store.canonical import Canonical
 from service.search.opensearch.client import translated
 from service.search.opensearch.health import Health
-from service.store import aggregates as sql
-from service.store import repository as repo
 
 Canonical_ = Callable[[], dict[str, Any]]
 
@@ -71,15 +69,13 @@ def stats_body(response: dict[str, Any], *, profile: str, days: int, first: date
 
 
 class MirrorAggregates:
-    def __init__(self, client: OpenSearch, canonical: Canonical, health: Health, facts_alias: str,
+    def __init__(self, client: OpenSearch, canonical: MirrorSource, health: Health, facts_alias: str,
                  queries_alias: str) -> None:
         self.client = client
         self.facts_alias, self.queries_alias = facts_alias, queries_alias
         self.canonical = canonical
         self.health = health
-        db = canonical.db
-        self.db = db
-        self.fallback_name = "postgres" if db.dialect == "postgresql" else db.dialect
+        self.fallback_name = "postgres" if canonical.dialect == "postgresql" else canonical.dialect
         self._lock = threading.Lock()
         self.decisions: dict[str, dict[str, Any]] = {}
 
@@ -101,8 +97,7 @@ class MirrorAggregates:
             detail = f"canonical {rows} searches (last id {top_id}), mirror {mirrored} (last id {mirrored_top})"
             return self._canonical(profile, "summary", canonical, "mirror-lagging", detail)
         uids = [b["key"] for b in response["aggregations"]["top_facts"]["buckets"]]
-        with self.db.read() as session:
-            titles = {u: r.title for u, r in repo.fact_rows_by_uid(session, profile.id, uids).items()}
+        titles = self.canonical.titles(profile.id, uids)
         body = summary_body(response, distinct, titles, profile=profile.name, days=days, first=first, last=last)
         return self._mirror(profile, "summary", body)
 
@@ -116,8 +111,7 @@ class MirrorAggregates:
         except BackendUnavailable as exc:
             return self._canonical(profile, "stats", canonical, "mirror-unavailable", str(exc))
         body = stats_body(response, profile=profile.name, days=days, first=first, last=last)
-        with self.db.read() as session:
-            counts = sql.fact_counts(session, profile.id)
+        counts = self.canonical.fact_counts(profile.id)
         expected = reports.status_totals(counts)
         seen = {"active": body["facts"], "retired": body["retired"], "superseded": body["superseded"]}
         kinds = reports.active_kinds(counts)

@@ -16,7 +16,7 @@ embedder recorded in the mapping's _meta, the pipeline weights, and the facts in
 (so a hybrid query inside an _msearch runs through it; plain queries pass through it unchanged). Each rendered
 body records a fingerprint of itself in its _meta, so the service can tell a body installed by another release
 or edited by hand from its own. The analyzer drops no stop words: as in the embedded backend, stop words leave
-the QUERY (service.search.lexical.informative_terms), never the indexed text.
+the QUERY (service.domain.lexical.informative_terms), never the indexed text.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.search.lexical import informative_terms, required_terms
+from service.domain.lexical import informative_terms, required_terms
 
 
 @pytest.mark.parametrize(

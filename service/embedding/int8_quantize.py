@@ -1,0 +1,36 @@
+"""The child process of service.embedding.int8_graph: `python -m service.embedding.int8_quantize MODEL_DIR OUT`
+writes the int8 encoder for the weights in MODEL_DIR to OUT (see int8_graph.py for what and why)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from service.embedding.bert_graph import TEMPLATE_FILE
+from service.embedding.encoder_graph import initializers
+
+
+def quantize(model_dir: Path, target: Path) -> None:
+    import onnx
+    from onnx import numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    weights = initializers(model_dir)
+    model = onnx.load_from_string(TEMPLATE_FILE.read_bytes())
+    kept = [i for i in model.graph.initializer if i.name not in weights]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept + [numpy_helper.from_array(a, name) for name, a in weights.items()])
+    quantize_dynamic(model, target, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
+
+
+def main(argv: list[str]) -> int:
+    # The tool logs "Please consider to run pre-processing" on every call: advice for image models.
+    logging.basicConfig(level=logging.ERROR)
+    model_dir, target = (Path(a) for a in argv)
+    quantize(model_dir, target)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
