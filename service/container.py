@@ -148,7 +148,7 @@ def build_embedder(settings: Settings) -> Embedder:
 def build_store(settings: Settings, db: Database | None = None) -> CanonicalStore:
     """The canonical store as the application sees it, over `db` (opened with build_database when not given);
     its transactional outbox is enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch)."""
-    from service.store.outbox import Outbox
+    from service.store.changes import Outbox
     from service.store.sql import SqlStore
 
     return SqlStore(db or build_database(settings), Outbox(enabled=settings.search == "opensearch"))

@@ -17,6 +17,7 @@ And no module is a monolith: a .py file has at most 400 lines, a dashboard scrip
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,21 @@ def test_every_service_import_names_a_module_or_a_name_in_one() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("service"):
                 assert is_module(node.module or ""), f"{path.relative_to(ROOT)}: no module {node.module}"
+
+
+def test_only_the_stores_change_owner_records_changes() -> None:
+    """Issue 29: a change's number and its outbox row are written by service/store/changes.py alone; the domain
+    says what changed (`uow.changes`) and never sets a change number itself."""
+    owner = ROOT / "service" / "store" / "changes.py"
+    outbox_insert = re.compile(r"(?<!class )OutboxRow\(|insert\(\s*OutboxRow|OutboxRow\.__table__")
+    sequence_bump = re.compile(r"fact_seq\s*\+\s*1")
+    wrong = []
+    for path in sources("service"):
+        if path == owner or "migrations" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if outbox_insert.search(text) or sequence_bump.search(text):
+            wrong.append(str(path.relative_to(ROOT)))
+        if module_name(path).startswith("service.domain") and re.search(r"change_seq\s*=", text):
+            wrong.append(f"{path.relative_to(ROOT)} sets a change number")
+    assert not wrong, "changes recorded outside service/store/changes.py:\n  " + "\n  ".join(wrong)

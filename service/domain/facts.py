@@ -110,7 +110,7 @@ class FactService:
 
         now = utcnow()
         with self.store.unit_of_work() as uow:
-            seq = uow.profiles.lock(profile.id)
+            uow.changes.begin(profile.id)
             row = self._mutable_row(uow.facts, profile, uid, action="update")
             if row.status == FactStatus.RETIRED:
                 raise Conflict(
@@ -126,15 +126,11 @@ class FactService:
                 successor = uow.facts.new(
                     profile_id=profile.id, uid=ids.new_fact_uid(), title=final_title, text=final_text,
                     kind=final_kind, tags=final_tags, status=FactStatus.ACTIVE, created_at=now, updated_at=now,
-                    created_day=now.date(), supersedes=row.uid, change_seq=seq,
+                    created_day=now.date(), supersedes=row.uid,
                 )
-                row.status, row.superseded_by, row.updated_at, row.change_seq = (
-                    FactStatus.SUPERSEDED, successor.uid, now, seq,
-                )
-                uow.facts.save(row, successor)
+                row.status, row.superseded_by, row.updated_at = FactStatus.SUPERSEDED, successor.uid, now
+                uow.changes.facts(row, successor)
                 self._store_vector(uow, successor, vec, now)
-                uow.outbox.fact_changed(row)
-                uow.outbox.fact_changed(successor)
                 result = UpdateResult(fact=to_fact(successor), superseded_uid=row.uid, changed=True)
             elif (final_title, final_kind, final_tags) != (row.title, row.kind, list(row.tags)):
                 assert row.id is not None
@@ -143,13 +139,10 @@ class FactService:
                     title=row.title, kind=row.kind, tags=list(row.tags), valid_from=row.updated_at, valid_to=now,
                 )
                 title_changed = final_title != row.title
-                row.title, row.kind, row.tags, row.updated_at, row.change_seq = (
-                    final_title, final_kind, final_tags, now, seq,
-                )
-                uow.facts.save(row)
+                row.title, row.kind, row.tags, row.updated_at = final_title, final_kind, final_tags, now
+                uow.changes.facts(row)
                 if title_changed:
                     self._store_vector(uow, row, vec, now)
-                uow.outbox.fact_changed(row)
                 result = UpdateResult(fact=to_fact(row), superseded_uid=None, changed=True)
             else:
                 return UpdateResult(fact=to_fact(row), superseded_uid=None, changed=False)
@@ -160,14 +153,13 @@ class FactService:
         uid, reason = validation.uid(uid), validation.reason(reason)
         now = utcnow()
         with self.store.unit_of_work() as uow:
-            seq = uow.profiles.lock(profile.id)
+            uow.changes.begin(profile.id)
             row = self._mutable_row(uow.facts, profile, uid, action="forget")
             if row.status == FactStatus.RETIRED:
                 return to_fact(row)
             row.status, row.retired_at, row.retired_day, row.retire_reason = FactStatus.RETIRED, now, now.date(), reason
-            row.updated_at, row.change_seq = now, seq
-            uow.facts.save(row)
-            uow.outbox.fact_changed(row)
+            row.updated_at = now
+            uow.changes.facts(row)
             fact = to_fact(row)
         self.search.changed(profile.id, profile.name)
         return fact

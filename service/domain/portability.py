@@ -99,7 +99,7 @@ def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[st
     imported = skipped = 0
     now = clock.utcnow()
     with store.unit_of_work() as uow:
-        seq = uow.profiles.lock(profile.id)
+        uow.changes.begin(profile.id)
         check_document(uow, profile.id, document)  # every problem at once, before anything is written
         plan = plan_uids(uow, profile.id, [validation.uid(str(item.get("uid", ""))) for item in document["facts"]])
         for item in document["facts"]:
@@ -107,7 +107,7 @@ def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[st
             if uid in plan.present:
                 skipped += 1
                 continue
-            row = _import_fact(uow, profile, item, plan.uid(uid), seq,
+            row = _import_fact(uow, profile, item, plan.uid(uid),
                                copied_from=uid if uid in plan.renamed else item.get("copied_from"),
                                links=(plan.uid(item.get("supersedes")), plan.uid(item.get("superseded_by"))))
             vector = (vectors or {}).get(uid)
@@ -118,7 +118,7 @@ def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[st
     return {"imported": imported, "skipped": skipped, "uids_remapped": len(plan.renamed), **queries}
 
 
-def _import_fact(uow: UnitOfWork, profile: ProfileRef, item: dict[str, Any], uid: str, seq: int, *,
+def _import_fact(uow: UnitOfWork, profile: ProfileRef, item: dict[str, Any], uid: str, *,
                  copied_from: str | None, links: tuple[str | None, str | None]) -> FactRecord:
     status = str(item.get("status", ""))
     if status not in {s.value for s in FactStatus}:
@@ -132,11 +132,10 @@ def _import_fact(uow: UnitOfWork, profile: ProfileRef, item: dict[str, Any], uid
         tags=validation.tags(item.get("tags") or []), status=status, created_at=created, updated_at=updated,
         retired_at=retired, retire_reason=item.get("retire_reason"), supersedes=links[0], superseded_by=links[1],
         created_day=clock.day_of(created), retired_day=clock.day_of(retired) if retired else None,
-        change_seq=seq, redacted_at=_ts(redaction["redacted_at"], "redaction.redacted_at") if redaction else None,
+        redacted_at=_ts(redaction["redacted_at"], "redaction.redacted_at") if redaction else None,
         copied_from=copied_from,
     )
-    uow.facts.save(row)
-    uow.outbox.fact_changed(row)
+    uow.changes.facts(row)
     assert row.id is not None
     if redaction:
         uow.redactions.new(**_redaction_fields(row, redaction))
@@ -200,7 +199,7 @@ def _import_queries(uow: UnitOfWork, profile: ProfileRef, items: list[Any], plan
             raise InvalidInput(f"query-log row {wanted}: inactive_uids must be a list of uids")
         query_id = uow.query_log.insert(row, plan.results(results), plan.uids(once_known))
         renumbered += existing is not None
-        uow.outbox.query_logged(profile.id, query_id)
+        uow.changes.query_logged(profile.id, query_id)
         imported += 1
     uow.query_log.kept_ids()
     return {"queries_imported": imported, "queries_skipped": skipped, "queries_renumbered": renumbered}

@@ -199,13 +199,13 @@ class RedactionService:
             return planned
         now = clock.utcnow()
         with self.store.unit_of_work() as uow:
-            seq = uow.profiles.lock(profile_id)
+            uow.changes.begin(profile_id)
             row = uow.facts.any_profile(uid, for_update=True)
             assert row is not None and row.id is not None
             if row.redacted_at is not None:  # redacted before (or meanwhile): the new --match strings only
-                result = self._extend(uow, row, seq, extra)
+                result = self._extend(uow, row, extra)
             else:
-                result = self._apply(uow, row, seq, now, reason=reason, operator=operator, also=extra)
+                result = self._apply(uow, row, now, reason=reason, operator=operator, also=extra)
         if self.backend is not None and result.changed:
             self.backend.changed(profile_id, result.profile)
         result.notes.extend(self.store.purge_old_pages())
@@ -241,7 +241,7 @@ class RedactionService:
         self._suggest(result, texts, set(matching), long_words(row.title, row.text, *titles))
         return result
 
-    def _apply(self, uow: UnitOfWork, row: FactRecord, seq: int, now: datetime, *, reason: str, operator: str,
+    def _apply(self, uow: UnitOfWork, row: FactRecord, now: datetime, *, reason: str, operator: str,
                also: list[str]) -> RedactionResult:
         assert row.id is not None
         profile = uow.profiles.by_id(row.profile_id)
@@ -266,10 +266,9 @@ class RedactionService:
         if was_active:  # retired as memory_forget would: the counts move exactly as for a forget
             row.status, row.retired_at, row.retired_day = FactStatus.RETIRED, now, now.date()
             row.retire_reason, row.updated_at = f"redacted: {reason}"[: contract.REASON_MAX], now
-        row.title, row.text, row.redacted_at, row.change_seq = MARKER, MARKER, now, seq
-        uow.facts.save(row)
+        row.title, row.text, row.redacted_at = MARKER, MARKER, now
+        uow.changes.facts(row)
         dropped = uow.vectors.drop(row.id)
-        uow.outbox.fact_changed(row)
 
         texts = list(uow.query_log.texts(row.profile_id))
         matching = self._redact_queries(uow, record, texts, wanted)
@@ -281,7 +280,7 @@ class RedactionService:
         self._suggest(result, texts, set(matching), words)
         return result
 
-    def _extend(self, uow: UnitOfWork, row: FactRecord, seq: int, also: list[str]) -> RedactionResult:
+    def _extend(self, uow: UnitOfWork, row: FactRecord, also: list[str]) -> RedactionResult:
         """A redacted fact, run again with --match: the searches those strings match are redacted too."""
         assert row.id is not None
         profile = uow.profiles.by_id(row.profile_id)
@@ -290,9 +289,8 @@ class RedactionService:
         wanted = needles("", "", [], also)
         if row.retire_reason and row.retire_reason != MARKER and contains_any(row.retire_reason, wanted) \
                 and not row.retire_reason.startswith("redacted: "):
-            row.retire_reason, row.change_seq = MARKER, seq
-            uow.facts.save(row)
-            uow.outbox.fact_changed(row)
+            row.retire_reason = MARKER
+            uow.changes.facts(row)
         texts = list(uow.query_log.texts(row.profile_id))
         matching = self._redact_queries(uow, record, texts, wanted)
         record.queries += len(matching)
@@ -318,7 +316,7 @@ class RedactionService:
             qrow.query = marker
             uow.query_log.save(qrow)
             assert qrow.id is not None
-            uow.outbox.query_logged(qrow.profile_id, qrow.id)
+            uow.changes.query_logged(qrow.profile_id, qrow.id)
         return matching
 
     @staticmethod

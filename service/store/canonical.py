@@ -20,7 +20,7 @@ from sqlmodel import col
 from service.clock import utcnow
 from service.domain.ports.sources import Pending
 from service.store import aggregates
-from service.store.outbox import RENAME, Outbox
+from service.store.changes import RENAME, Outbox
 from service.store import repository as repo
 from service.store import vectors
 from service.store.engine import Database

@@ -17,7 +17,6 @@ from service.store import history
 from service.store import redactions
 from service.store import repository as repo
 from service.store import vectors
-from service.store.outbox import Outbox
 from service.store.tables import (
     FactRedaction, FactRevision, FactRow, Profile, ProfileRename, QueryLogResult, QueryLogRow, Token,
 )
@@ -55,9 +54,6 @@ class SqlProfiles(_Member):
             return None
         return row
 
-    def lock(self, profile_id: int) -> int:
-        return repo.lock_profile(self.session, profile_id)
-
     def rename(self, profile_id: int, old_name: str, new_name: str, at: datetime) -> int | None:
         row = self.session.get(Profile, profile_id)
         assert row is not None and row.name == old_name
@@ -92,13 +88,6 @@ class SqlFacts(_Member):
         row = FactRow(**fields)
         self.session.add(row)
         return row
-
-    def save(self, *rows: FactRow) -> None:
-        for row in rows:
-            self.session.add(row)
-        self.session.flush()
-        for row in rows:
-            repo.sync_fact_tags(self.session, row)
 
     def get(self, profile_id: int, uid: str, *, for_update: bool = False) -> FactRow | None:
         return repo.fact_row(self.session, profile_id, uid, for_update=for_update)
@@ -265,18 +254,3 @@ class SqlVectors(_Member):
     def models_of(self, profile_id: int) -> dict[str, int]:
         return vectors.models_of(self.session, profile_id)
 
-
-class SqlOutbox:
-    __slots__ = ("session", "outbox")
-
-    def __init__(self, session: Session, outbox: Outbox) -> None:
-        self.session, self.outbox = session, outbox
-
-    def fact_changed(self, row: FactRow) -> None:
-        self.outbox.fact_changed(self.session, row)
-
-    def query_logged(self, profile_id: int, query_id: int) -> None:
-        self.outbox.query_id_logged(self.session, profile_id, query_id)
-
-    def profile_renamed(self, profile_id: int, rename_id: int) -> None:
-        self.outbox.profile_renamed(self.session, profile_id, rename_id)

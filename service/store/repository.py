@@ -34,17 +34,6 @@ def profiles(session: Session) -> Sequence[Profile]:
     return session.exec(select(Profile).order_by(col(Profile.name))).all()
 
 
-def lock_profile(session: Session, profile_id: int) -> int:
-    """Take the profile's write lock (row lock on PostgreSQL) and return the next change sequence number."""
-    result = session.execute(
-        sa.update(Profile)
-        .where(col(Profile.id) == profile_id)
-        .values(fact_seq=Profile.fact_seq + 1)
-        .returning(Profile.fact_seq)
-    )
-    return int(result.scalar_one())
-
-
 # The statements every search (and every authenticated call) runs are built once, with bind parameters:
 # building a SELECT costs more than executing it on SQLite (~80 vs ~60 microseconds, bench/floor.py).
 _TOKENS, _PROFILES, _FACTS = Token.__table__, Profile.__table__, FactRow.__table__  # type: ignore[attr-defined]
@@ -65,10 +54,6 @@ _FACTS_CHANGED = (
     .select_from(_FACTS.outerjoin(_VECTORS, _VECTORS.c.fact_id == _FACTS.c.id))
     .where(_FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.change_seq > sa.bindparam("seq"))
     .order_by(_FACTS.c.id)
-)
-_NEXT_CHANGE = (
-    sa.update(_PROFILES).where(_PROFILES.c.id == sa.bindparam("locked_profile"))
-    .values(fact_seq=_PROFILES.c.fact_seq + 1).returning(_PROFILES.c.fact_seq)
 )
 _INSERT_FACT = sa.insert(_FACTS)
 _INSERT_FACT_TAG = sa.insert(FactTag.__table__)  # type: ignore[attr-defined]
@@ -115,12 +100,11 @@ def fact_rows_by_uid(session: Session, profile_id: int, uids: Iterable[str]) -> 
     return {r.uid: r for r in rows}
 
 
-def insert_fact(conn: sa.Connection, fields: dict[str, Any], vector: dict[str, Any] | None) -> tuple[int, int]:
-    """A new fact in Core INSERTs (memory_write's transaction): takes the profile's lock and next change
-    number, inserts the row with change_seq set, its fact_tags (current; active as the fact is) and its
-    vector (model, dim, vector, created_at) when given. Returns (fact id, change number)."""
+def insert_fact(conn: sa.Connection, fields: dict[str, Any], seq: int, vector: dict[str, Any] | None) -> int:
+    """A new fact in Core INSERTs (memory_write's transaction, change number `seq` taken by
+    service.store.changes): the row with change_seq set, its fact_tags (current; active as the fact is) and
+    its vector (model, dim, vector, created_at) when given. Returns the fact's id."""
     profile_id = fields["profile_id"]
-    seq = int(conn.execute(_NEXT_CHANGE, {"locked_profile": profile_id}).scalar_one())
     fact_id = int(conn.execute(_INSERT_FACT, {**fields, "change_seq": seq}).inserted_primary_key[0])
     if fields["tags"]:
         active = fields["status"] == "active"
@@ -128,7 +112,7 @@ def insert_fact(conn: sa.Connection, fields: dict[str, Any], vector: dict[str, A
                                          "active": active} for tag in dict.fromkeys(fields["tags"])])
     if vector is not None:
         conn.execute(_INSERT_VECTOR, {**vector, "fact_id": fact_id, "profile_id": profile_id})
-    return fact_id, seq
+    return fact_id
 
 
 def facts_by_uid(conn: sa.Connection | Session, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:

@@ -2,7 +2,8 @@
 
 A unit of work is one Session of service.store.engine.Database (a read session, or one write transaction)
 wrapped in SqlUnitOfWork; its members (service.store.members) are thin wrappers over the row access of
-repository.py, history.py, redactions.py, aggregates.py, vectors.py and outbox.py, built on first use, so a
+repository.py, history.py, redactions.py, aggregates.py and vectors.py, plus changes.py (the one owner of
+"canonical data changed": change numbers and outbox rows), built on first use, so a
 unit of work costs one small object besides the session it already needed.
 """
 
@@ -22,7 +23,8 @@ from service.store import members
 from service.store import oauth as oauth_rows
 from service.store import repository as repo
 from service.store.engine import Database
-from service.store.outbox import Outbox
+from service.store import changes
+from service.store.changes import Outbox, SqlChanges
 
 
 class _member:
@@ -53,8 +55,7 @@ class SqlUnitOfWork:
     aggregates: members.SqlAggregates = _member(  # type: ignore[assignment]
         lambda u: members.SqlAggregates(u.session))
     vectors: members.SqlVectors = _member(lambda u: members.SqlVectors(u.session))  # type: ignore[assignment]
-    outbox: members.SqlOutbox = _member(  # type: ignore[assignment]
-        lambda u: members.SqlOutbox(u.session, u.mirror_outbox))
+    changes: SqlChanges = _member(lambda u: SqlChanges(u.session, u.mirror_outbox))  # type: ignore[assignment]
     oauth: oauth_rows.SqlOAuthRows = _member(lambda u: oauth_rows.SqlOAuthRows(u.session))  # type: ignore[assignment]
 
     def __init__(self, session: Session, outbox: Outbox) -> None:
@@ -100,7 +101,7 @@ class SqlStore:
     def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         with self.db.transaction() as conn:  # every search writes: Core INSERTs on a plain connection
             query_id = repo.insert_query_log(conn, row, results, inactive_uids)
-            self.outbox.query_id_logged(conn, int(row["profile_id"]), query_id)  # type: ignore[call-overload]
+            changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]
             return query_id
 
     def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> Fact:
@@ -110,8 +111,9 @@ class SqlStore:
             "model": model, "dim": int(vector.shape[0]), "vector": np.asarray(vector, dtype=np.float32).tobytes(),
             "created_at": fields["created_at"]}
         with self.db.transaction() as conn:
-            fact_id, _seq = repo.insert_fact(conn, fields, stored)
-            self.outbox.fact_id_changed(conn, fields["profile_id"], fact_id)
+            seq = changes.next_change(conn, fields["profile_id"])
+            fact_id = repo.insert_fact(conn, fields, seq, stored)
+            changes.record(conn, self.outbox, fields["profile_id"], "fact", fact_id)
         return Fact(uid=fields["uid"], title=fields["title"], text=fields["text"], kind=fields["kind"],
                     tags=list(fields["tags"]), status=fields["status"], created_at=fields["created_at"],
                     updated_at=fields["updated_at"], retired_at=None, supersedes=None, superseded_by=None)

@@ -13,7 +13,8 @@ from sqlmodel import Session, col, select
 from service.clock import utcnow
 from service.store import repository as repo
 from service.store.engine import Database
-from service.store.outbox import Outbox
+from service.store import changes
+from service.store.changes import Outbox
 from service.store.tables import FactRow, FactVector
 
 
@@ -56,15 +57,15 @@ def store_in(session: Session, profile_id: int, model: str, vectors: dict[int, n
              requeue: Outbox | None = None) -> None:
     """`store` inside a transaction the caller holds (a unit of work of service.store.sql)."""
     now = utcnow()
-    if requeue is not None:
-        repo.lock_profile(session, profile_id)
+    if requeue is not None:  # the lock first: the new outbox ids are larger than any earlier change's
+        changes.next_change(session, profile_id)
     rows = repo.fact_rows_by_id(session, profile_id, list(vectors))
     for fact_id, vector in vectors.items():
         row = rows.get(fact_id)
         if row is not None:
             put(session, row, model, vector, now)
-            if requeue is not None:
-                requeue.fact_changed(session, row)
+            if requeue is not None:  # sent again, with the vector; its change number stays (the embedded
+                changes.record(session, requeue, profile_id, "fact", fact_id)  # indexes stored it themselves)
 
 
 def models(session: Session) -> dict[str, int]:

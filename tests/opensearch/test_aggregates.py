@@ -14,7 +14,7 @@ from opensearchpy import OpenSearch
 from service import clock
 from service.api.app import create_app
 from service.container import Services
-from service.store.outbox import Outbox
+from service.store import changes
 from service.domain.profiles import ProfileRef
 from service.search.opensearch import aggregations as aggs
 from service.search.opensearch.backend import OpenSearchBackend
@@ -41,7 +41,7 @@ def seed_log(services: Services, profile: ProfileRef, rows: list[tuple[Any, ...]
              *, outbox: bool = True) -> None:
     """Query-log rows on past days, written as QueryLog.record would (with outbox rows, unless told not to)."""
     now = clock.utcnow()
-    writer = Outbox(enabled=outbox)
+    writer = changes.Outbox(enabled=outbox)
     with services.db.write() as session:
         for days_ago, query, matched, inactive, tags, top in rows:
             at = now - timedelta(days=days_ago)
@@ -53,7 +53,7 @@ def seed_log(services: Services, profile: ProfileRef, rows: list[tuple[Any, ...]
             session.flush()
             for tag in tags:
                 session.add(QueryLogTag(query_id=row.id, tag=tag, profile_id=profile.id, day=at.date()))
-            writer.query_logged(session, row)
+            changes.record(session, writer, profile.id, "query", row.id)
 
 
 def setup_profile(services: Services) -> tuple[ProfileRef, dict[str, str]]:

@@ -16,13 +16,14 @@ from service.container import Services, build_database
 from service.domain.ports import canonical as port
 from service.errors import Conflict
 from service.store import members
+from service.store.changes import SqlChanges
 from service.store.sql import SqlStore, SqlUnitOfWork
 
 IMPLEMENTATIONS = [
     (port.CanonicalStore, SqlStore), (port.Profiles, members.SqlProfiles), (port.Tokens, members.SqlTokens),
     (port.Facts, members.SqlFacts), (port.Revisions, members.SqlRevisions),
     (port.Redactions, members.SqlRedactions), (port.QueryLogStore, members.SqlQueryLog),
-    (port.Aggregates, members.SqlAggregates), (port.Vectors, members.SqlVectors), (port.Outbox, members.SqlOutbox),
+    (port.Aggregates, members.SqlAggregates), (port.Vectors, members.SqlVectors), (port.Changes, SqlChanges),
 ]
 
 
@@ -47,7 +48,7 @@ def test_every_method_of_the_port_is_implemented_with_its_parameters(protocol: t
 def test_a_unit_of_work_has_every_member_the_port_names() -> None:
     members_named = {name for name, value in vars(port.UnitOfWork).items() if isinstance(value, property)}
     assert members_named == {"profiles", "tokens", "facts", "revisions", "redactions", "query_log", "aggregates",
-                             "vectors", "outbox", "oauth"}
+                             "vectors", "changes", "oauth"}
     for name in members_named:
         assert hasattr(SqlUnitOfWork, name), name
 
@@ -55,11 +56,10 @@ def test_a_unit_of_work_has_every_member_the_port_names() -> None:
 def test_a_unit_of_work_is_all_or_nothing(services: Services) -> None:
     alpha = services.profiles.create("alpha")
     with pytest.raises(RuntimeError), services.store.unit_of_work() as uow:
-        uow.profiles.lock(alpha.id)
+        uow.changes.begin(alpha.id)
         row = uow.facts.new(profile_id=alpha.id, uid="f_rolled_back", title="t", text="x", kind="project", tags=["a"],
-                            status="active", created_at=utcnow(), updated_at=utcnow(), created_day=utcnow().date(),
-                            change_seq=1)
-        uow.facts.save(row)
+                            status="active", created_at=utcnow(), updated_at=utcnow(), created_day=utcnow().date())
+        uow.changes.facts(row)
         assert row.id is not None  # written, inside the transaction
         raise RuntimeError("the caller fails after the write")
     with services.store.read() as uow:
@@ -94,3 +94,40 @@ def test_sqlite_commits_reach_the_disk_before_they_are_acknowledged(tmp_path: Pa
                 assert conn.exec_driver_sql("PRAGMA journal_mode").scalar_one() == "wal"
     finally:
         db.dispose()
+
+
+def test_one_change_number_per_unit_of_work_and_one_outbox_row_per_changed_fact(tmp_path: Any) -> None:
+    """The store's change owner (service/store/changes.py): begin() locks the profile and takes its next number
+    once; every fact handed to changes.facts() is stamped with it and queued once for the mirror."""
+    import sqlalchemy as sa
+
+    from service.config import Settings
+    from service.store.changes import Outbox
+    from service.store.tables import OutboxRow
+
+    store = SqlStore(build_database(Settings(data_dir=tmp_path)), Outbox(enabled=True))
+    with store.unit_of_work() as uow:
+        alpha = uow.profiles.add("alpha", utcnow())
+        assert alpha is not None and alpha.id is not None
+        profile_id = alpha.id
+
+    def fact(uid: str) -> Any:
+        now = utcnow()
+        return dict(profile_id=profile_id, uid=uid, title=uid, text="x", kind="project", tags=["t"],
+                    status="active", created_at=now, updated_at=now, created_day=now.date())
+
+    with store.unit_of_work() as uow:
+        number = uow.changes.begin(profile_id)
+        assert uow.changes.begin(profile_id) == number  # once per unit of work
+        first, second = uow.facts.new(**fact("f_one")), uow.facts.new(**fact("f_two"))
+        uow.changes.facts(first, second)
+        assert first.change_seq == second.change_seq == number
+    with store.unit_of_work() as uow:
+        row = uow.facts.get(profile_id, "f_one")
+        assert row is not None
+        row.title = "renamed"
+        uow.changes.facts(row)  # begin() is implied
+        assert row.change_seq == number + 1
+    with store.db.read() as session:
+        queued = session.execute(sa.select(OutboxRow.entity, OutboxRow.entity_id).order_by(OutboxRow.id)).all()
+    assert [(e, i) for e, i in queued] == [("fact", first.id), ("fact", second.id), ("fact", first.id)]

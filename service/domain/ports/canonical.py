@@ -2,7 +2,7 @@
 
 The domain opens a unit of work -- `store.read()` for reads, `store.unit_of_work()` for one transaction,
 committed when the block ends and rolled back entirely on any exception -- and reaches the rows through its
-members (facts, revisions, profiles, tokens, redactions, query_log, aggregates, vectors, outbox). Every
+members (facts, revisions, profiles, tokens, redactions, query_log, aggregates, vectors, changes). Every
 decision about those rows (lifecycle, validation, what a redaction replaces) stays in the domain; the store
 only reads and writes them. Rows are handed over as the Protocols of ports/records.py, never copied.
 
@@ -11,8 +11,11 @@ as the store can make them (they are most of a search's time outside the ranking
 (`credential`), reading a search's hits (`facts_by_uid`) and recording the search (`log_search`).
 
 Writes follow the unit-of-work pattern: `new(...)` adds a row to the unit of work, and a record the domain
-changed is written by `save(...)` (which also flushes, so a new row has its id afterwards). `outbox` records,
-in the same transaction, what the search mirror must pick up; the store knows whether a mirror consumes it.
+changed is written by `save(...)` (which also flushes, so a new row has its id afterwards) -- except facts:
+a new or changed fact is handed to `changes.facts(...)`, the one way to record a change (issue 29). The
+store then writes the row, stamps it with the profile's change number (what every process's embedded index
+catches up from) and records the mirror's outbox row, in the same transaction; the store knows whether a
+mirror consumes the outbox. Nothing in the domain sets a change number or writes an outbox row.
 """
 
 from __future__ import annotations
@@ -50,9 +53,6 @@ class Profiles(Protocol):
         """The new profile; None when the name was taken meanwhile (another process): the unit of work
         cannot go on and must be left by raising."""
 
-    def lock(self, profile_id: int) -> int:
-        """Take the profile's write lock for this unit of work and return its next change sequence number."""
-
     def rename(self, profile_id: int, old_name: str, new_name: str, at: datetime) -> int | None:
         """Give the profile its new name and keep the former one (a rename record); returns the record's id,
         or None when the new name was taken meanwhile (another process): the unit of work must be left by
@@ -73,9 +73,6 @@ class Tokens(Protocol):
 class Facts(Protocol):
     def new(self, **fields: Any) -> FactRecord:
         """A fact row with the FactRecord attributes given (id None until saved)."""
-
-    def save(self, *rows: FactRecord) -> None:
-        """Write new or changed rows (flushed: ids are set) and keep their tag index in step."""
 
     def get(self, profile_id: int, uid: str, *, for_update: bool = False) -> FactRecord | None: ...
 
@@ -210,10 +207,19 @@ class Vectors(Protocol):
         """Stored vectors per model."""
 
 
-class Outbox(Protocol):
-    def fact_changed(self, row: FactRecord) -> None: ...
+class Changes(Protocol):
+    """The one way the domain records that canonical data changed (the store's service.store.changes)."""
 
-    def query_logged(self, profile_id: int, query_id: int) -> None: ...
+    def begin(self, profile_id: int) -> int:
+        """Take the profile's write lock, before reading what will change (a profile's writers serialize), and
+        its change number for this unit of work (the same number on every later call)."""
+
+    def facts(self, *rows: FactRecord) -> None:
+        """These facts, new or changed, are written (flushed: ids are set, tags kept in step), stamped with
+        their profile's change number and queued for the search mirror."""
+
+    def query_logged(self, profile_id: int, query_id: int) -> None:
+        """A query-log row written or changed outside a search (an import, a redaction): queued for the mirror."""
 
     def profile_renamed(self, profile_id: int, rename_id: int) -> None:
         """The profile's mirrored documents move to the new name (the mirror drops the old name's indices and
@@ -246,7 +252,7 @@ class UnitOfWork(Protocol):
     def vectors(self) -> Vectors: ...
 
     @property
-    def outbox(self) -> Outbox: ...
+    def changes(self) -> Changes: ...
 
     @property
     def oauth(self) -> OAuthRows: ...
