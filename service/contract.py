@@ -6,10 +6,21 @@ the dashboard (which fetches `for_dashboard()` as /ui/contract.json) all read th
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Any
 
 KINDS = ("user", "preference", "project", "reference", "research", "decision")
-STATUSES = ("active", "retired", "superseded")
+
+
+class FactStatus(StrEnum):
+    """A fact's status, declared once: the tool schemas, REST parameters, SQL and the dashboard read it here."""
+
+    ACTIVE = "active"
+    RETIRED = "retired"
+    SUPERSEDED = "superseded"
+
+
+STATUSES = tuple(status.value for status in FactStatus)
 
 PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 PROFILE_NAME_MAX = 63

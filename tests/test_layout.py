@@ -254,3 +254,15 @@ def test_only_the_stores_change_owner_records_changes() -> None:
         if module_name(path).startswith("service.domain") and re.search(r"change_seq\s*=", text):
             wrong.append(f"{path.relative_to(ROOT)} sets a change number")
     assert not wrong, "changes recorded outside service/store/changes.py:\n  " + "\n  ".join(wrong)
+
+
+def test_fact_statuses_are_declared_once() -> None:
+    """service.contract.FactStatus is the one declaration (STATUSES, the schemas and the dashboard derive from
+    it); no other module spells a status out to compare, assign or filter on it."""
+    spelled = re.compile(r'(==|!=)\s*"(active|retired|superseded)"|"status"\s*:\s*"(active|retired|superseded)"'
+                         r'|status\s*=\s*"(active|retired|superseded)"|"active",\s*"retired",\s*"superseded"')
+    owner = ROOT / "service" / "contract.py"
+    wrong = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in sources("service")
+             if p != owner and "migrations" not in p.parts
+             for m in spelled.finditer(p.read_text(encoding="utf-8"))]
+    assert not wrong, "statuses spelled out (use service.contract.FactStatus):\n  " + "\n  ".join(wrong)

@@ -110,11 +110,11 @@ def _check_fact(problems: Problems, where: str, item: dict[str, Any], now: datet
         problems.add(where, "updated_at", "earlier than created_at")
     if created and retired and retired < created:
         problems.add(where, "retired_at", "earlier than created_at")
-    if status == "retired" and not item.get("retired_at"):
+    if status == FactStatus.RETIRED and not item.get("retired_at"):
         problems.add(where, "retired_at", "a retired fact needs retired_at")
-    if status == "superseded" and not item.get("superseded_by"):
+    if status == FactStatus.SUPERSEDED and not item.get("superseded_by"):
         problems.add(where, "superseded_by", "a superseded fact needs the uid of its successor")
-    if status != "superseded" and item.get("superseded_by"):
+    if status != FactStatus.SUPERSEDED and item.get("superseded_by"):
         problems.add(where, "superseded_by", f"set on a fact whose status is {status!r}, not 'superseded'")
     revisions = item.get("revisions") or []
     if not isinstance(revisions, list):
@@ -159,7 +159,7 @@ def check_redaction(problems: Problems, where: str, item: dict[str, Any], revisi
             problems.add(at, field, "must be a non-negative integer")
     if not isinstance(record.get("retired", False), bool):
         problems.add(at, "retired", "must be true or false")
-    if item.get("status") == "active":
+    if item.get("status") == FactStatus.ACTIVE:
         problems.add(where, "status", "a redacted fact cannot be active")
     for field in ("title", "text"):
         if item.get(field) != redaction.MARKER:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from service.clock import isoformat
+from service.contract import FactStatus  # noqa: F401 - declared with the contract, used by the domain from here
 
 def embedding_text(title: str, text: str) -> str:
     """What is embedded for a fact (the same in every backend and in reindex)."""
@@ -21,12 +21,6 @@ class ProfileRef:
     id: int
     name: str
     created_at: datetime
-
-
-class FactStatus(StrEnum):
-    ACTIVE = "active"
-    RETIRED = "retired"
-    SUPERSEDED = "superseded"
 
 
 @dataclass(frozen=True)

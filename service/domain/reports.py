@@ -11,9 +11,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, timedelta
 from typing import Any
 
-from service.contract import BUCKET_LABELS, KINDS
-
-STATUSES = ("active", "retired", "superseded")
+from service.contract import BUCKET_LABELS, KINDS, STATUSES
 
 
 def status_totals(counts: Mapping[tuple[str, str], int]) -> dict[str, int]:

@@ -13,12 +13,13 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from service.contract import FactStatus
 from service.store.tables import FactRevision, FactRow
 
 
 def _ended(at: datetime) -> tuple[sa.ColumnElement[bool], sa.ColumnElement[bool]]:
-    retired = sa.and_(col(FactRow.status) == "retired", col(FactRow.retired_at) <= at)
-    superseded = sa.and_(col(FactRow.status) == "superseded", col(FactRow.updated_at) <= at)
+    retired = sa.and_(col(FactRow.status) == FactStatus.RETIRED.value, col(FactRow.retired_at) <= at)
+    superseded = sa.and_(col(FactRow.status) == FactStatus.SUPERSEDED.value, col(FactRow.updated_at) <= at)
     return retired, superseded
 
 
@@ -26,7 +27,8 @@ def facts_at(session: Session, profile_id: int, at: datetime, *, status: str, be
              limit: int) -> list[FactRow]:
     """Facts created at or before `at` whose status then was `status`, newest first (by id), keyset-paged."""
     retired, superseded = _ended(at)
-    then = {"retired": retired, "superseded": superseded}.get(status, sa.not_(sa.or_(retired, superseded)))
+    ended = {FactStatus.RETIRED: retired, FactStatus.SUPERSEDED: superseded}
+    then = ended.get(status, sa.not_(sa.or_(retired, superseded)))
     stmt = select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.created_at) <= at, then)
     if before_id is not None:
         stmt = stmt.where(col(FactRow.id) < before_id)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
+from service.contract import FactStatus
 from service.domain.ports.sources import ChangedFact
 from service.store import repository as repo
 from service.store import vectors
@@ -42,6 +43,6 @@ def _changed(row: Any, model: str) -> ChangedFact:
         vector = vectors.from_bytes(row.vector, row.vector_dim)
     return ChangedFact(
         fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
-        active=row.status == "active", present=row.redacted_at is None, vector=vector,
+        active=row.status == FactStatus.ACTIVE, present=row.redacted_at is None, vector=vector,
         change_seq=int(row.change_seq),
     )

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
+from service.contract import FactStatus
 from service.domain.models import Fact
 from service.domain.ports.records import to_fact
 from service.store.tables import (
@@ -107,7 +108,7 @@ def insert_fact(conn: sa.Connection, fields: dict[str, Any], seq: int, vector: d
     profile_id = fields["profile_id"]
     fact_id = int(conn.execute(_INSERT_FACT, {**fields, "change_seq": seq}).inserted_primary_key[0])
     if fields["tags"]:
-        active = fields["status"] == "active"
+        active = fields["status"] == FactStatus.ACTIVE
         conn.execute(_INSERT_FACT_TAG, [{"fact_id": fact_id, "tag": tag, "profile_id": profile_id, "current": True,
                                          "active": active} for tag in dict.fromkeys(fields["tags"])])
     if vector is not None:
@@ -137,7 +138,7 @@ def sync_fact_tags(session: Session, row: FactRow) -> None:
     off a fact by an in-place amend becomes current=False (its old tag list also survives as a revision)."""
     assert row.id is not None
     existing = {t.tag: t for t in session.exec(select(FactTag).where(FactTag.fact_id == row.id)).all()}
-    active = row.status == "active"
+    active = row.status == FactStatus.ACTIVE
     for tag in set(row.tags) | set(existing):
         current = tag in row.tags
         entry = existing.get(tag)
@@ -156,7 +157,7 @@ def next_revision(session: Session, fact_id: int) -> int:
 
 
 def recent_facts(session: Session, profile_id: int, *, limit: int, kind: str | None) -> list[FactRow]:
-    stmt = select(FactRow).where(FactRow.profile_id == profile_id, FactRow.status == "active")
+    stmt = select(FactRow).where(FactRow.profile_id == profile_id, FactRow.status == FactStatus.ACTIVE.value)
     if kind:
         stmt = stmt.where(FactRow.kind == kind)
     stmt = stmt.order_by(col(FactRow.updated_at).desc(), col(FactRow.id).desc()).limit(limit)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from service.contract import MATCH_BUCKETS, TOP_N
+from service.contract import MATCH_BUCKETS, TOP_N, FactStatus
 
 SHARD_SIZE = 1000  # candidates per shard for the top lists; exact with one shard, near-exact beyond
 COMPOSITE_PAGE = 1000
@@ -107,7 +107,7 @@ def stats(profile_id: int, first: date, last: date) -> dict[str, Any]:
         "aggs": {
             "status": {"terms": {"field": "status", "size": 10}},
             "active": {
-                "filter": {"term": {"status": "active"}},
+                "filter": {"term": {"status": FactStatus.ACTIVE.value}},
                 "aggs": {"kinds": {"terms": {"field": "kind", "size": 10}}, "top_tags": top("tags")},
             },
             "created": {"filter": window("created_at", first, last),

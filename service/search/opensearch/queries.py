@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from service.contract import INACTIVE_SHOWN
+from service.contract import INACTIVE_SHOWN, FactStatus
 from service.domain import lexical
 
 Status = Literal["active", "inactive", "any"]
@@ -60,10 +60,10 @@ def profile_filter(profile_id: int) -> dict[str, Any]:
 def filters(profile_id: int, kind: str | None, tags: Sequence[str], status: Status) -> list[dict[str, Any]]:
     """Filter clauses: the profile, the kind, every tag (a fact must carry all of them), the status."""
     out: list[dict[str, Any]] = [profile_filter(profile_id)]
-    if status == "active":
-        out.append({"term": {"status": "active"}})
+    if status == FactStatus.ACTIVE:
+        out.append({"term": {"status": FactStatus.ACTIVE.value}})
     elif status == "inactive":
-        out.append({"bool": {"must_not": [{"term": {"status": "active"}}]}})
+        out.append({"bool": {"must_not": [{"term": {"status": FactStatus.ACTIVE.value}}]}})
     if kind is not None:
         out.append({"term": {"kind": kind}})
     out.extend({"term": {"tags": tag}} for tag in tags)
@@ -195,7 +195,7 @@ def without_vector(profile_id: int, *, kind: str | None, tags: Sequence[str]) ->
 
 
 def _others(profile_id: int, uid: str) -> list[dict[str, Any]]:
-    return [profile_filter(profile_id), {"term": {"status": "active"}},
+    return [profile_filter(profile_id), {"term": {"status": FactStatus.ACTIVE.value}},
             {"bool": {"must_not": [{"term": {"uid": uid}}]}}]
 
 
