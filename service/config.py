@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.addresses import is_loopback, mask_userinfo
+from service.error_bodies import input_problems
 
 
 def _default_data_dir() -> Path:
@@ -381,12 +382,10 @@ def _shown(field: str, value: object) -> str:
 def describe_error(exc: ValidationError) -> str:
     """A refused configuration as one line naming each variable and its value (secrets masked)."""
     parts = []
-    for error in exc.errors():
-        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-        if error.get("loc"):
-            message = message[:1].lower() + message[1:]  # pydantic's "Input should be ..." after the name
-            field = str(error["loc"][0])
-            parts.append(f"MEMORY_{field.upper()}={_shown(field, error.get('input'))}: {message}")
+    for problem in input_problems(exc.errors()):
+        if problem.where:
+            field = problem.where.split(".")[0]
+            parts.append(f"MEMORY_{field.upper()}={_shown(field, problem.got)}: {problem.message}")
         else:  # a rule over several variables: its message names them
-            parts.append(message)
+            parts.append(problem.text)
     return "invalid configuration: " + "; ".join(parts)

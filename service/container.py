@@ -234,7 +234,8 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
     gate = EmbedGate(embedder)
     backend = build_backend(settings, db, embedder, gate)
     store = build_store(settings, db)
-    query_log = QueryLog(store)
+    capabilities = backend.capabilities  # read once, here: each part goes to the service that uses it
+    query_log = QueryLog(store, capabilities.aggregates)
     profiles, grants, oauth = build_profiles(settings, store)
     return Services(
         settings=settings,
@@ -246,8 +247,8 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         facts=FactService(store, embedder, backend, gate),
         search=SearchService(store, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait),
         query_log=query_log,
-        stats=StoreStats(store),
-        gaps=GapReport(SqlMissReader(db), embedder, gate),
+        stats=StoreStats(store, capabilities.aggregates),
+        gaps=GapReport(SqlMissReader(db), embedder, gate, mirrored=capabilities.mirrored),
         as_of=AsOfService(store),
         grants=grants,
         oauth=oauth,

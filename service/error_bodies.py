@@ -10,11 +10,16 @@ an imported document is wrong). The envelopes differ because each face's protoco
   the tool's name first);
 - CLI: with --json {"error": {"code", "message", "param"?, "problems"?}}; without, "error: <headline>" and
   one line per problem.
+- OAuth endpoints (/token, /register, /revoke): RFC 6749 §5.2's {"error": "...", "error_description": "..."},
+  which OAuth clients parse (service/api/oauth/endpoints.py `oauth_error`, its one place).
+Input refused by a schema (pydantic: REST parameters, tool arguments, JSON-RPC messages, settings) is read in
+one place too, `input_problems`: every face names the argument and says what was wrong the same way.
 Pure: no HTTP, MCP or terminal library; the HTTP faces pass the status they chose (service/web/errors.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,3 +86,36 @@ def cli_lines(info: ErrorInfo) -> list[str]:
         field = f" {problem['field']}" if problem["field"] else ""
         lines.append(f"  {problem['where']}{field}: {problem['problem']}")
     return lines
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One place where input did not fit its schema, read from a pydantic error."""
+
+    where: str | None  # the argument, parameter or variable (dotted when nested); None: a rule over several
+    text: str  # pydantic's words as written (a validator's own message without pydantic's "Value error, ")
+    missing: bool
+    got: Any  # the refused value
+
+    @property
+    def message(self) -> str:
+        """The words to put after a name: first letter lower-cased, no trailing period ("input should be ...")."""
+        text = self.text.rstrip(".") or "is invalid"
+        return text[:1].lower() + text[1:]
+
+    def shown(self, width: int = 40) -> str:
+        """The refused value as a caller wrote it: null, true, false, 7, '8' (cut at `width` characters)."""
+        got = self.got
+        text = "null" if got is None else "true" if got is True else "false" if got is False else repr(got)
+        return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def input_problems(errors: Iterable[Mapping[str, Any]], skip: Sequence[str | int] = ()) -> list[InputProblem]:
+    """pydantic's `ValidationError.errors()` as problems; `skip`: location parts that name no argument (FastAPI's
+    "query", a JSON-RPC message's first part)."""
+    problems = []
+    for error in errors:
+        loc = [str(part) for part in error.get("loc", ()) if part not in skip and part != "__root__"]
+        problems.append(InputProblem(".".join(loc) or None, str(error.get("msg", "")).removeprefix("Value error, "),
+                                     error.get("type") == "missing", error.get("input")))
+    return problems

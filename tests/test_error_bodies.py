@@ -67,7 +67,7 @@ def test_rest_bodies(client: TestClient, alpha: ProfileAccess) -> None:
     bad = client.get("/api/alpha/queries?limit=0", headers=alpha.headers)
     assert (bad.status_code, bad.json()) == (400, {"error": {
         "status": 400, "code": "invalid_parameter",
-        "message": "invalid value for limit: Input should be greater than or equal to 1", "param": "limit"}})
+        "message": "invalid value for limit: input should be greater than or equal to 1", "param": "limit"}})
     refused = client.get("/api/alpha/stats")
     assert (refused.status_code, refused.json()) == (401, {"error": {
         "status": 401, "code": "unauthorized", "message": UNAUTHORIZED_MESSAGE}})
@@ -123,3 +123,25 @@ def test_cli_bodies(cli_env: None) -> None:
     config = runner.invoke(cli_app, ["profile", "list", "--json"], env={"MEMORY_SEARCH": "elastic"})
     assert config.exit_code == 1
     assert json.loads(config.stdout)["error"]["code"] == "invalid_configuration"
+
+
+def test_input_refused_by_a_schema_reads_the_same_on_every_face() -> None:
+    """pydantic's errors are read in one place (error_bodies.input_problems): the argument named, pydantic's
+    words lower-cased after it, the refused value shown as the caller wrote it."""
+    from pydantic import BaseModel, StrictInt, ValidationError
+
+    from service.error_bodies import input_problems
+
+    class Arguments(BaseModel):
+        limit: StrictInt
+        query: str
+
+    with pytest.raises(ValidationError) as raised:
+        Arguments.model_validate({"limit": True})
+    limit, query = input_problems(raised.value.errors())
+    assert (limit.where, limit.message, limit.shown(), limit.missing) == (
+        "limit", "input should be a valid integer", "true", False)
+    assert (query.where, query.missing, query.shown()) == ("query", True, "{'limit': True}")
+    assert input_problems([{"loc": ("query", "days"), "msg": "Value error, Too many.", "input": "x" * 60}],
+                          skip=("query",))[0].shown() == repr("x" * 60)[:37] + "..."
+    assert input_problems([{"loc": (), "msg": "Value error, A and B together."}])[0].where is None

@@ -266,3 +266,69 @@ def test_fact_statuses_are_declared_once() -> None:
              if p != owner and "migrations" not in p.parts
              for m in spelled.finditer(p.read_text(encoding="utf-8"))]
     assert not wrong, "statuses spelled out (use service.contract.FactStatus):\n  " + "\n  ".join(wrong)
+
+
+FACT_FIELDS = {"uid", "title", "text", "kind", "tags", "status", "created_at", "updated_at", "retired_at",
+               "supersedes", "superseded_by"}
+
+
+def test_a_fact_is_declared_once() -> None:
+    """Issue 29: service.domain.models.Fact is the domain's value and the schema of every face (MCP output
+    schemas, REST bodies); no face or domain module declares the fact's fields again (a model that adds to a
+    fact subclasses it). The store's rows and their record protocol are storage, not a declaration of the value."""
+    owner = ROOT / "service" / "domain" / "models.py"
+    wrong = []
+    for path in sources("service"):
+        layer_of = layer(module_name(path))
+        if path == owner or layer_of not in ("face", "application") or module_name(path).startswith(
+                "service.domain.ports"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                declared = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)
+                            and isinstance(s.target, ast.Name)}
+                if len(declared & FACT_FIELDS) >= 6:
+                    wrong.append(f"{path.relative_to(ROOT)}: class {node.name}")
+    assert not wrong, "a fact declared again (use service.domain.models.Fact):\n  " + "\n  ".join(wrong)
+
+
+def test_routes_return_the_models_they_declare() -> None:
+    """Issue 29: every REST route declares the model it returns (its annotation: FastAPI checks the answer
+    against it and documents it); none builds and returns a plain dict."""
+    wrong = []
+    for path in sources("service/api/routes"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            routed = any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr in
+                         ("get", "post", "put", "patch", "delete") for d in node.decorator_list)
+            returns = ast.unparse(node.returns) if node.returns is not None else ""
+            if routed and (not returns or returns.startswith("dict")):
+                wrong.append(f"{path.relative_to(ROOT)}: {node.name} -> {returns or '?'}")
+    assert not wrong, "routes without a declared model:\n  " + "\n  ".join(wrong)
+
+
+def test_input_errors_are_read_in_one_place() -> None:
+    """Issue 29: pydantic's errors (REST parameters, tool arguments, JSON-RPC messages, settings) are read by
+    service.error_bodies.input_problems alone, so every face words a refused argument the same way."""
+    wrong = []
+    for path in sources("service"):
+        if path.name == "error_bodies.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        through = {id(n) for call in ast.walk(tree) if isinstance(call, ast.Call)
+                   and getattr(call.func, "id", None) == "input_problems" for arg in call.args for n in ast.walk(arg)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "errors"
+                    and not node.args and id(node) not in through):
+                wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not wrong, "pydantic errors read outside error_bodies.input_problems:\n  " + "\n  ".join(wrong)
+
+
+def test_backend_capabilities_are_read_at_start_up() -> None:
+    """Issue 29: what a search backend can do beyond the port is its typed Capabilities, read once by
+    service.container; no module probes a backend with isinstance/getattr/hasattr."""
+    probe = re.compile(r"(isinstance|getattr|hasattr)\([^)]*backend")
+    wrong = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in sources("service")
+             for m in probe.finditer(p.read_text(encoding="utf-8"))]
+    assert not wrong, "a backend probed at run time (declare it in Capabilities):\n  " + "\n  ".join(wrong)

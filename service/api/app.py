@@ -86,7 +86,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
 def _warm_in_background(services: Services) -> None:
     """Let the search backend build its in-process indexes while the server already answers."""
-    warm = getattr(services.backend, "warm", None)
+    warm = services.backend.capabilities.warm
     if warm is None:
         return
 

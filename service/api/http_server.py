@@ -12,6 +12,7 @@ request bytes in the socket is a TCP reset that loses the response the client ha
 from __future__ import annotations
 
 import asyncio
+import json
 import resource
 from typing import Any
 
@@ -22,13 +23,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from service.api.access_log import log_config
 from service.api.limits import MAX_HEAD_BYTES
 from service.config import Settings
+from service.error_bodies import ErrorInfo, rest_body
 
 # h11 buffers an incomplete request head up to this size and drops the connection beyond it; it is larger
 # than the limits the app answers with 414/431 (service.api.limits), so those are answered, not reset.
 H11_MAX_HEAD = MAX_HEAD_BYTES + 1024 * 1024
 LINGER_SECONDS = 2.0  # after a close, unread request bytes are read and dropped for at most this long
 LINGER_BYTES = 16 * 1024 * 1024  # ... and at most this many; beyond either, the socket is closed as it is
-_FULL_BODY = b'{"error": {"status": 503, "code": "unavailable", "message": "too many connections at once; try again"}}'
+_FULL_BODY = json.dumps(rest_body(503, ErrorInfo("unavailable", "too many connections at once; try again"))).encode()
 FULL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
         b"content-length: %d\r\n\r\n%s" % (len(_FULL_BODY), _FULL_BODY))
 

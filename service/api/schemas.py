@@ -1,5 +1,6 @@
-"""JSON schemas of the REST success bodies, for /openapi.json (routes still build their dicts; these models
-document them, and the schemathesis test checks every answer against them)."""
+"""The REST success bodies: each route returns the model it declares (FastAPI checks it and renders its
+schema in /openapi.json; the schemathesis test checks every answer against it). A fact and its revisions are
+the domain's own models (service.domain.models), declared once for every face."""
 
 from __future__ import annotations
 
@@ -7,10 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from service.contract import BUCKET_LABELS, DAYS_MAX, INACTIVE_SHOWN, KINDS, STATUSES
-
-Kind = Literal[KINDS]  # type: ignore[valid-type]
-Status = Literal[STATUSES]  # type: ignore[valid-type]
+from service.contract import BUCKET_LABELS, DAYS_MAX, INACTIVE_SHOWN
+from service.domain.models import Fact, Kind, Revision, Status
+from service.domain.oauth.grants import GrantInfo
 
 
 class ProfileItem(BaseModel):
@@ -212,36 +212,12 @@ class StatsBody(BaseModel):
     newest: str | None
 
 
-class Fact(BaseModel):
-    uid: str
-    title: str
-    text: str
-    kind: Kind
-    tags: list[str]
-    status: Status
-    created_at: str
-    updated_at: str
-    retired_at: str | None
-    retire_reason: str | None
-    supersedes: str | None
-    superseded_by: str | None
-
-
 class FactsBody(BaseModel):
     profile: str
     as_of: str | None = Field(None, description="With `as_of`: the instant (UTC); the facts are as they stood "
                                                 "then (status, title, kind and tags then).")
     facts: list[Fact]
     next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page.")
-
-
-class Revision(BaseModel):
-    revision: int
-    title: str
-    kind: Kind
-    tags: list[str]
-    valid_from: str
-    valid_to: str
 
 
 class Redaction(BaseModel):
@@ -278,33 +254,11 @@ class ReadyBody(BaseModel):
     reason: str | None = None
 
 
-def ok(model: type[BaseModel], description: str = "Success.") -> dict[int | str, dict[str, Any]]:
-    """The documented 200 answer of a route that returns a plain dict shaped like `model`."""
-    return {200: {"model": model, "description": description}}
-
-
-class GrantItem(BaseModel):
-    grant_id: str
-    profile: str
-    client_id: str
-    client_name: str | None = Field(description="The name the client gave itself at registration (not verified).")
-    redirect_hosts: list[str] = Field(description="Where its sign-ins send the browser back to.")
-    resource: str = Field(description="The MCP endpoint its tokens open (their audience).")
-    scopes: list[str]
-    approved_with: str = Field(description="The id of the static token that approved it, or `consent_code` "
-                                           "(`memory grant code`).")
-    created_at: str
-    last_issued_at: str | None = Field(description="When it last issued a token (sign-in or refresh).")
-    revoked_at: str | None
-    revoke_reason: str | None
-    active: bool
-
-
 class GrantsBody(BaseModel):
     profile: str
-    grants: list[GrantItem]
+    grants: list[GrantInfo]
 
 
 class GrantBody(BaseModel):
     profile: str
-    grant: GrantItem
+    grant: GrantInfo

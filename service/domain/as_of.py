@@ -13,7 +13,7 @@ alone is 00:00 UTC of that day. Instants in the future are allowed (they show th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -78,17 +78,16 @@ def state_at(row: FactRecord, revisions: list[RevisionRecord], at: datetime) -> 
     changes = [row.created_at, *(r.valid_to for r in revisions if r.valid_to <= at)]
     if retired or superseded:
         changes.append(row.updated_at)
-    return replace(
-        current,
-        title=then.title if then else current.title,
-        kind=then.kind if then else current.kind,
-        tags=list(then.tags) if then else current.tags,
-        status=status.value,
-        updated_at=max(changes),
-        retired_at=current.retired_at if retired else None,
-        retire_reason=current.retire_reason if retired else None,
-        superseded_by=current.superseded_by if superseded else None,
-    )
+    return current.model_copy(update={
+        "title": then.title if then else current.title,
+        "kind": then.kind if then else current.kind,
+        "tags": list(then.tags) if then else current.tags,
+        "status": status.value,
+        "updated_at": max(changes),
+        "retired_at": current.retired_at if retired else None,
+        "retire_reason": current.retire_reason if retired else None,
+        "superseded_by": current.superseded_by if superseded else None,
+    })
 
 
 @dataclass(frozen=True)

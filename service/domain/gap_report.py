@@ -22,7 +22,7 @@ from service import clock
 from service.contract import DAYS_MAX, LISTING_MAX
 from service.domain import gaps, validation
 from service.domain.embed_gate import EmbedGate
-from service.domain.ports import AggregateMirror, Embedder, EmbeddingUnavailable, Sourced
+from service.domain.ports import Embedder, EmbeddingUnavailable, Sourced
 from service.domain.profiles import ProfileRef
 from service.domain.querylog import row_to_dict
 from service.domain.redaction import QUERY_MARKER
@@ -70,16 +70,18 @@ def _redacted(text: str) -> bool:
 
 
 class GapReport:
-    def __init__(self, reader: MissReader, embedder: Embedder, gate: EmbedGate | None = None) -> None:
+    def __init__(self, reader: MissReader, embedder: Embedder, gate: EmbedGate | None = None, *,
+                 mirrored: bool = False) -> None:
         self.reader = reader
+        self.mirrored = mirrored  # the search backend keeps a mirror (Capabilities.mirrored)
         self.embedder = embedder
         self.gate = gate or EmbedGate(embedder)
 
-    def report_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
+    def sourced_report(self, profile: ProfileRef, days: int) -> Sourced:
         """The report, marked with the canonical store's name when the service also runs a mirror (whose
         summary and stats may come from OpenSearch): the gap report never does."""
         body = self.report(profile, days)
-        return Sourced(body, self.reader.store_name if isinstance(backend, AggregateMirror) else None)
+        return Sourced(body, self.reader.store_name if self.mirrored else None)
 
     def report(self, profile: ProfileRef, days: int) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

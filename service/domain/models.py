@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema
 
 from service.clock import isoformat
-from service.contract import FactStatus  # noqa: F401 - declared with the contract, used by the domain from here
+from service.contract import KINDS, STATUSES, FactStatus  # noqa: F401 - FactStatus: used by the domain from here
+
+Kind = Literal[KINDS]  # type: ignore[valid-type]
+Status = Literal[STATUSES]  # type: ignore[valid-type]
+# A field that may be null is declared `"type": [T, "null"]` rather than pydantic's `anyOf` of two schemas: the
+# same values, and clients that check structured content against the schema (the MCP SDKs do, on every call)
+# validate it faster -- a search's ten facts carry about fifty such fields (bench/floor.py).
+OptStr = Annotated[str | None, WithJsonSchema({"type": ["string", "null"]})]
+Instant = Annotated[datetime, PlainSerializer(isoformat, return_type=str, when_used="json"),
+                    WithJsonSchema({"type": "string", "format": "date-time"})]
+OptInstant = Annotated[datetime | None, PlainSerializer(isoformat, return_type=str | None, when_used="json"),
+                       WithJsonSchema({"type": ["string", "null"], "format": "date-time"})]
 
 def embedding_text(title: str, text: str) -> str:
     """What is embedded for a fact (the same in every backend and in reindex)."""
@@ -23,56 +36,43 @@ class ProfileRef:
     created_at: datetime
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(BaseModel):
+    """A fact, declared once: the domain's value, and the schema of every face that shows one (the MCP tools'
+    output schemas, REST's bodies, the export document). Times are UTC instants, shown as clock.isoformat."""
+
+    model_config = ConfigDict(frozen=True)
+
     uid: str
     title: str
     text: str
-    kind: str
+    kind: Kind
     tags: list[str]
-    status: str
-    created_at: datetime
-    updated_at: datetime
-    retired_at: datetime | None
-    supersedes: str | None
-    superseded_by: str | None
-    retire_reason: str | None = None
+    status: Status
+    created_at: Instant
+    updated_at: Instant
+    retired_at: OptInstant
+    retire_reason: OptStr
+    supersedes: OptStr
+    superseded_by: OptStr
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "uid": self.uid,
-            "title": self.title,
-            "text": self.text,
-            "kind": self.kind,
-            "tags": list(self.tags),
-            "status": self.status,
-            "created_at": isoformat(self.created_at),
-            "updated_at": isoformat(self.updated_at),
-            "retired_at": isoformat(self.retired_at),
-            "retire_reason": self.retire_reason,
-            "supersedes": self.supersedes,
-            "superseded_by": self.superseded_by,
-        }
+        return self.model_dump(mode="json")
 
 
-@dataclass(frozen=True)
-class Revision:
+class Revision(BaseModel):
+    """An earlier state of a fact's title, kind and tags (an in-place amend), and when it held."""
+
+    model_config = ConfigDict(frozen=True)
+
     revision: int
     title: str
-    kind: str
+    kind: Kind
     tags: list[str]
-    valid_from: datetime
-    valid_to: datetime
+    valid_from: Instant
+    valid_to: Instant
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "revision": self.revision,
-            "title": self.title,
-            "kind": self.kind,
-            "tags": list(self.tags),
-            "valid_from": isoformat(self.valid_from),
-            "valid_to": isoformat(self.valid_to),
-        }
+        return self.model_dump(mode="json")
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,13 @@ from service.errors import NotFound
 BUCKETS = BUCKET_LABELS
 
 
-def from_mirror(backend: object, method: str, profile: ProfileRef, days: int,
-                canonical: Callable[[ProfileRef, int], dict[str, Any]]) -> Sourced:
-    """An aggregate from the backend's mirror when it has one (an AggregateMirror's `method`, given the
-    canonical answer to fall back on), else the canonical answer itself."""
+def sourced(mirror: Callable[[ProfileRef, int, Callable[[], dict[str, Any]]], Sourced] | None, profile: ProfileRef,
+            days: int, canonical: Callable[[ProfileRef, int], dict[str, Any]]) -> Sourced:
+    """An aggregate from the search backend's mirror when it has one (`mirror`: one of an AggregateMirror's
+    methods, given the canonical answer to fall back on), else the canonical answer itself."""
     days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")
-    if isinstance(backend, AggregateMirror):
-        return getattr(backend, method)(profile, days, lambda: canonical(profile, days))  # type: ignore[no-any-return]
+    if mirror is not None:
+        return mirror(profile, days, lambda: canonical(profile, days))
     return Sourced(canonical(profile, days))
 
 
@@ -62,8 +62,9 @@ def row_to_dict(row: QueryLogRecord, results: list[dict[str, Any]] | None = None
 
 
 class QueryLog:
-    def __init__(self, store: CanonicalStore) -> None:
+    def __init__(self, store: CanonicalStore, mirror: AggregateMirror | None = None) -> None:
         self.store = store
+        self.mirror = mirror  # the search backend's, when it has one (Capabilities.aggregates)
 
     def record(
         self,
@@ -106,9 +107,10 @@ class QueryLog:
                                    for uid in once_known if uid in facts]
         return out
 
-    def summary_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
-        """The summary from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""
-        return from_mirror(backend, "query_summary", profile, days, self.summary)
+    def sourced_summary(self, profile: ProfileRef, days: int) -> Sourced:
+        """The summary from the search backend's mirror when it has one (MEMORY_SEARCH=opensearch), else
+        from the canonical store."""
+        return sourced(self.mirror and self.mirror.query_summary, profile, days, self.summary)
 
     def summary(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

@@ -7,19 +7,21 @@ from typing import Any
 from service import clock
 from service.domain import reports, validation
 from service.domain.profiles import ProfileRef
-from service.domain.ports import Sourced
+from service.domain.ports import AggregateMirror, Sourced
 from service.domain.ports.canonical import CanonicalStore
-from service.domain.querylog import from_mirror
+from service.domain.querylog import sourced
 from service.contract import DAYS_DEFAULT, DAYS_MAX
 
 
 class StoreStats:
-    def __init__(self, store: CanonicalStore) -> None:
+    def __init__(self, store: CanonicalStore, mirror: AggregateMirror | None = None) -> None:
         self.store = store
+        self.mirror = mirror  # the search backend's, when it has one (Capabilities.aggregates)
 
-    def stats_from(self, profile: ProfileRef, days: int, backend: object) -> Sourced:
-        """The stats from the backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from here."""
-        return from_mirror(backend, "store_stats", profile, days, self.stats)
+    def sourced_stats(self, profile: ProfileRef, days: int) -> Sourced:
+        """The stats from the search backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from
+        the canonical store."""
+        return sourced(self.mirror and self.mirror.store_stats, profile, days, self.stats)
 
     def stats(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

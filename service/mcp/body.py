@@ -21,6 +21,8 @@ from pydantic import ValidationError
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive
 
+from service.error_bodies import input_problems
+
 MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # 4 MiB, the SDK's own limit
 # A body over the limit but under this is read to its end and dropped, so that the 413 can leave the
 # connection open for the next request; a larger one is answered at once and the connection closed.
@@ -121,9 +123,8 @@ def _shape(message: Any, exc: ValidationError) -> str:
         return 'expected "jsonrpc": "2.0"'
     if "method" not in message and "result" not in message and "error" not in message:
         return "expected a method"
-    first = exc.errors()[0] if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "message"
-    return f"{where}: {str(first.get('msg', 'invalid')).rstrip('.').lower()}"
+    first = next(iter(input_problems({**e, "loc": e.get("loc", ())[1:]} for e in exc.errors())), None)
+    return f"{first.where or 'message'}: {first.message}" if first else "message: invalid"
 
 
 def _first_line(text: str) -> str:

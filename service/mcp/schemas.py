@@ -1,9 +1,6 @@
-"""Output models of the five tools (they become each tool's outputSchema).
-
-A field that may be null is declared `"type": [T, "null"]` rather than pydantic's `anyOf` of two schemas:
-the same values, and clients that check structured content against the schema (the MCP SDKs do, on
-every call) validate it faster -- a search's ten facts carry about fifty such fields (bench/floor.py).
-"""
+"""Output models of the five tools (they become each tool's outputSchema). A fact is the domain's Fact itself
+(service.domain.models, declared once for every face); a search adds how each fact matched. Nullable fields are
+type arrays, as the Fact's are (why: service.domain.models)."""
 
 from __future__ import annotations
 
@@ -11,33 +8,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, WithJsonSchema
 
-OptStr = Annotated[str | None, WithJsonSchema({"type": ["string", "null"]})]
+from service.domain.models import Fact, OptStr, ScoredFact
+
 OptInt = Annotated[int | None, WithJsonSchema({"type": ["integer", "null"]})]
 OptFloat = Annotated[float | None, WithJsonSchema({"type": ["number", "null"]})]
 
-from service.domain.models import Fact, ScoredFact
 
-
-class FactOut(BaseModel):
-    uid: str
-    title: str
-    text: str
-    kind: str
-    tags: list[str]
-    status: str
-    created_at: str
-    updated_at: str
-    retired_at: OptStr
-    retire_reason: OptStr = None
-    supersedes: OptStr
-    superseded_by: OptStr
-
-    @classmethod
-    def of(cls, fact: Fact) -> "FactOut":
-        return cls(**fact.to_dict())
-
-
-class ScoredFactOut(FactOut):
+class ScoredFactOut(Fact):
     score: float = Field(description="Fused ranking score in (0, 1], relative to this result list only (the best "
                                      "of a list scores highest, however weak): for ordering, not for judging.")
     rank: int = Field(description="1 for the best match.")
@@ -50,7 +27,7 @@ class ScoredFactOut(FactOut):
     def scored(cls, item: ScoredFact, rank: int) -> "ScoredFactOut":
         matched_by = [name for name, part in (("words", item.lexical), ("meaning", item.vector)) if part is not None]
         similarity = round(item.vector, 4) if item.vector is not None else None
-        return cls(**item.fact.to_dict(), score=round(item.score, 6), rank=rank, matched_by=matched_by,
+        return cls(**dict(item.fact), score=round(item.score, 6), rank=rank, matched_by=matched_by,
                    similarity=similarity)
 
 
@@ -63,21 +40,21 @@ class SearchOut(BaseModel):
 
 
 class WriteOut(BaseModel):
-    fact: FactOut
-    similar: list[FactOut]
+    fact: Fact
+    similar: list[Fact]
 
 
 class UpdateOut(BaseModel):
-    fact: FactOut
+    fact: Fact
     superseded_uid: OptStr
 
 
 class ForgetOut(BaseModel):
-    fact: FactOut
+    fact: Fact
 
 
 class RecentOut(BaseModel):
-    facts: list[FactOut]
+    facts: list[Fact]
 
 
 def dump(model: BaseModel) -> dict[str, Any]:

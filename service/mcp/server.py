@@ -16,25 +16,17 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
+from service.error_bodies import input_problems
+
 MAX_LISTED = 3  # problems named in one message
 
 
 def describe(tool: str, error: ValidationError) -> str:
     """`memory_search: argument limit: must be an integer (got true); argument query: is required`."""
-    parts = []
-    for item in error.errors()[:MAX_LISTED]:
-        name = ".".join(str(p) for p in item.get("loc", ()) if p != "__root__") or "arguments"
-        if item.get("type") == "missing":
-            parts.append(f"argument {name} is required")
-            continue
-        message = str(item.get("msg", "is invalid")).rstrip(".")
-        message = message[0].lower() + message[1:] if message else "is invalid"
-        got = item.get("input")
-        shown = "null" if got is None else ("true" if got is True else "false" if got is False else repr(got))
-        if len(shown) > 40:
-            shown = shown[:37] + "..."
-        parts.append(f"argument {name}: {message} (got {shown})")
-    more = len(error.errors()) - MAX_LISTED
+    problems = input_problems(error.errors())
+    parts = [f"argument {p.where or 'arguments'} is required" if p.missing else
+             f"argument {p.where or 'arguments'}: {p.message} (got {p.shown()})" for p in problems[:MAX_LISTED]]
+    more = len(problems) - MAX_LISTED
     if more > 0:
         parts.append(f"and {more} more")
     return f"{tool}: " + "; ".join(parts)

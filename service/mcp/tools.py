@@ -160,7 +160,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
     ) -> Annotated[CallToolResult, out.WriteOut]:
         profile = profile_of(ctx)
         written = await call(lambda: services.facts.write(profile, title=title, text=text, kind=kind, tags=tags))
-        model = out.WriteOut(fact=out.FactOut.of(written.fact), similar=[out.FactOut.of(f) for f in written.similar])
+        model = out.WriteOut(fact=written.fact, similar=written.similar)
         text_out = f"written {written.fact.uid}"
         if written.similar:
             text_out += "\nsimilar facts (update one of them instead of keeping duplicates?):\n" + "\n".join(
@@ -180,7 +180,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
         updated = await call(
             lambda: services.facts.update(profile, uid, text=text, title=title, kind=kind, tags=tags)
         )
-        model = out.UpdateOut(fact=out.FactOut.of(updated.fact), superseded_uid=updated.superseded_uid)
+        model = out.UpdateOut(fact=updated.fact, superseded_uid=updated.superseded_uid)
         if updated.superseded_uid:
             summary = f"{updated.superseded_uid} superseded by {updated.fact.uid}"
         elif updated.changed:
@@ -197,7 +197,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
     async def memory_forget(uid: Uid, ctx: Context, reason: Reason = None) -> Annotated[CallToolResult, out.ForgetOut]:
         profile = profile_of(ctx)
         fact = await call(lambda: services.facts.forget(profile, uid, reason=reason))
-        return _result(out.ForgetOut(fact=out.FactOut.of(fact)), f"retired {fact.uid}")
+        return _result(out.ForgetOut(fact=fact), f"retired {fact.uid}")
 
     @server.tool(description=DESCRIPTIONS["memory_recent"], annotations=read_only)
     async def memory_recent(
@@ -205,6 +205,6 @@ def register_tools(server: MCPServer, services: Services) -> None:
     ) -> Annotated[CallToolResult, out.RecentOut]:
         profile = profile_of(ctx)
         facts = await call(lambda: services.facts.recent(profile, limit=limit, kind=kind))
-        model = out.RecentOut(facts=[out.FactOut.of(f) for f in facts])
+        model = out.RecentOut(facts=facts)
         return _result(model, "\n".join(_line(f) for f in facts) or "no active facts")
 

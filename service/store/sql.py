@@ -116,7 +116,8 @@ class SqlStore:
             changes.record(conn, self.outbox, fields["profile_id"], "fact", fact_id)
         return Fact(uid=fields["uid"], title=fields["title"], text=fields["text"], kind=fields["kind"],
                     tags=list(fields["tags"]), status=fields["status"], created_at=fields["created_at"],
-                    updated_at=fields["updated_at"], retired_at=None, supersedes=None, superseded_by=None)
+                    updated_at=fields["updated_at"], retired_at=None, retire_reason=None, supersedes=None,
+                    superseded_by=None)
 
     def read(self) -> AbstractContextManager[SqlUnitOfWork]:
         return _Unit(self.db.read(), self.outbox)

@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.error_bodies import ErrorInfo, describe, jsonrpc_body, rest_body
+from service.error_bodies import ErrorInfo, describe, input_problems, jsonrpc_body, rest_body
 from service.errors import BackendUnavailable, Conflict, InvalidInput, MemoryServiceError, NotFound, Unauthorized
 
 STATUS: dict[type[MemoryServiceError], int] = {
@@ -79,10 +79,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        loc = [str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body", "header")]
-        param = loc[0] if loc else None
-        message = f"invalid value for {param}: {first.get('msg', 'invalid')}" if param else "invalid request"
+        problems = input_problems(exc.errors(), skip=("query", "path", "body", "header"))
+        first = problems[0] if problems else None
+        param = first.where.split(".")[0] if first and first.where else None
+        message = f"invalid value for {param}: {first.message}" if first and param else "invalid request"
         return error_response(request.url.path, 400, "invalid_parameter", message, param)
 
     @app.exception_handler(StarletteHTTPException)

@@ -22,7 +22,7 @@ def at(monkeypatch: pytest.MonkeyPatch, moment: datetime) -> None:
 
 def fake_fact(uid: str) -> ScoredFact:
     fact = Fact(uid=uid, title=uid, text="t", kind="project", tags=[], status="active", created_at=NOW,
-                updated_at=NOW, retired_at=None, supersedes=None, superseded_by=None)
+                updated_at=NOW, retired_at=None, retire_reason=None, supersedes=None, superseded_by=None)
     return ScoredFact(fact=fact, score=1.0)
 
 

@@ -80,10 +80,10 @@ def test_summary_from_the_mirror_equals_the_canonical_one(os_services: Services,
     os_services.search.search(profile, "deploy kubernetes", tags=["infra"])  # today, through the real path
     settle(os_services)
     for days in (1, 2, 7, 30):
-        answer = os_services.query_log.summary_from(profile, days, os_services.backend)
+        answer = os_services.query_log.sourced_summary(profile, days)
         assert answer.source == "opensearch", days
         assert answer.body == os_services.query_log.summary(profile, days), days
-    week = os_services.query_log.summary_from(profile, 7, os_services.backend).body
+    week = os_services.query_log.sourced_summary(profile, 7).body
     assert [d["searches"] for d in week["daily"]] == [1, 0, 0, 3, 0, 2, 4]  # quiet days are there
     assert week["totals"] == {"searches": 10, "zero_match": 3, "unknown_matched": 1, "distinct_queries": 7,
                               "retired_only": 1}
@@ -147,10 +147,10 @@ def test_stats_from_the_mirror_are_checked_too(pg_os_services: Services, os_clie
     services.facts.forget(profile, facts[1].uid)
     services.facts.update(profile, facts[2].uid, text="new text")
     for days in (1, 30):
-        answer = services.stats.stats_from(profile, days, services.backend)
+        answer = services.stats.sourced_stats(profile, days)
         assert answer.source == "opensearch"
         assert answer.body == services.stats.stats(profile, days)
-    body = services.stats.stats_from(profile, 7, services.backend).body
+    body = services.stats.sourced_stats(profile, 7).body
     assert (body["facts"], body["retired"], body["superseded"]) == (3, 1, 1)
     assert body["top_tags"] == [{"tag": "db", "count": 2}, {"tag": "infra", "count": 2}]
     assert body["daily"][-1] == {"date": clock.today().isoformat(), "created": 5, "retired": 1}

@@ -116,7 +116,7 @@ def test_check_mode_waits_for_the_administrator(tmp_path: Path, real_opensearch:
         result = CliRunner().invoke(app, ["opensearch", "install", "--json"])
         assert result.exit_code == 0, result.output
 
-        services.backend._unfit_until = 0.0  # type: ignore[attr-defined] # as after the re-check interval
+        services.backend.upkeep._unfit_until = 0.0  # type: ignore[attr-defined] # as after the re-check interval
         found = services.search.search(alpha, "deploy argo")
         assert (found.mode, found.matched_count) == ("lexical", 1)
         services.backend.sync_now()  # type: ignore[attr-defined]

@@ -65,7 +65,7 @@ def test_a_new_release_moves_the_per_profile_layout_to_the_shared_indices(
     for name, index in ((f"{os_prefix}-facts", f"{os_prefix}-facts.v1"), (f"{os_prefix}-queries", f"{os_prefix}-queries.v1")):
         os_client.indices.delete(index=index)
         os_client.indices.delete_index_template(name=name)
-    backend._prepared = False
+    backend.upkeep.unprepare()
     legacy = legacy_layout(os_client, os_prefix, "alpha", {uids["Prefers pytest"]: "Prefers pytest"})
     legacy += legacy_layout(os_client, os_prefix, "beta", {})
 

@@ -41,7 +41,7 @@ def test_templates_and_two_shared_indices_whatever_the_profiles(os_services: Ser
     for name in ("alpha", "beta", "gamma"):
         os_services.profiles.create(name)  # as `memory profile create` does: nothing happens in the cluster
     backend(os_services).sync_now()
-    backend(os_services).install()  # idempotent
+    backend(os_services).upkeep.install()  # idempotent
     facts, queries = f"{os_prefix}-facts", f"{os_prefix}-queries"
     assert set(os_client.indices.get(index=f"{os_prefix}-*")) == before == {f"{facts}.v1", f"{queries}.v1"}
 
@@ -79,10 +79,10 @@ def test_changes_are_mirrored_with_external_versions(os_services: Services, os_c
     assert row is not None
     row.status, row.tags = "active", ["testing"]
     stale = index_action(backend(os_services).names.facts, fact.uid, outbox[0].id, fact_document(row, None))
-    results = backend(os_services).mirror.bulk([stale], refresh=True, require_alias=True)
+    results = backend(os_services).upkeep.mirror.bulk([stale], refresh=True, require_alias=True)
     assert results[0][:2] == (False, 409)
     # Replaying the whole outbox is a no-op too.
-    replay = backend(os_services).mirror.replay(alpha.id, outbox[0].created_at)
+    replay = backend(os_services).upkeep.mirror.replay(alpha.id, outbox[0].created_at)
     assert (replay.delivered, replay.stale, replay.failed) == (3, 1, 0)  # 3 rows, one document, stale
     found = doc(os_client, os_services, alpha.id, fact.uid)
     assert found["_version"] == outbox[-1].id and found["_source"]["status"] == "retired"

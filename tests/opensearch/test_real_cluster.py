@@ -53,7 +53,7 @@ def backend_of(services: Services) -> OpenSearchBackend:
 
 
 def test_pipeline_and_vector_mapping_are_installed(hybrid: Services, real_opensearch: Cluster, prefix: str) -> None:
-    backend_of(hybrid).prepare()
+    backend_of(hybrid).upkeep.prepare()
     assert backend_of(hybrid).indices.pipeline_error is None and backend_of(hybrid).indices.differences() == []
     client = real_opensearch.client()
     pipeline = client.search_pipeline.get(id=f"{prefix}-hybrid")[f"{prefix}-hybrid"]

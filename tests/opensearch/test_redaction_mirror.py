@@ -28,8 +28,8 @@ def mirror_text(client: OpenSearch, prefix: str) -> str:
 
 def aggregates(services: Services) -> dict[str, Any]:
     p = services.profiles.get("alpha")
-    summary = services.query_log.summary_from(p, 30, services.backend)
-    stats = services.stats.stats_from(p, 30, services.backend)
+    summary = services.query_log.sourced_summary(p, 30)
+    stats = services.stats.sourced_stats(p, 30)
     body = summary.body
     for item in body["top_queries"]:
         item.pop("query")

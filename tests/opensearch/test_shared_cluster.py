@@ -62,13 +62,13 @@ def test_two_deployments_with_the_same_profile_names_stay_apart(os_services: Ser
     assert [f.fact.text for f in mine.facts] == ["Deploys run on Argo CD."] and mine.matched_count == 1
     assert [f.fact.text for f in theirs.facts] == ["Deploys run on Flux and Kustomize."]
     assert os_services.search.search(a, "vim").matched_count == 0
-    stats = os_services.stats.stats_from(a, 30, os_services.backend)
+    stats = os_services.stats.sourced_stats(a, 30)
     assert stats.source == "opensearch" and stats.body["facts"] == 1
 
     before = _objects(os_client, other_prefix)
     assert set(before["indices"]) == {f"{other_prefix}-facts.v1", f"{other_prefix}-queries.v1"}  # type: ignore[arg-type]
     # Everything the first deployment can do to the cluster leaves the second's objects as they were.
-    _backend(os_services).install()
+    _backend(os_services).upkeep.install()
     maintenance = open_mirror_maintenance(os_services.settings, os_services.db, os_services.embedder)
     try:
         assert maintenance.rebuild()["indices"] == [f"{os_prefix}-facts.v2", f"{os_prefix}-queries.v2"]

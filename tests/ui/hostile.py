@@ -46,7 +46,7 @@ def _log(services: Services, access: ProfileAccess, query: str, matched: int | N
     returned = []
     if uid:
         fact = Fact(uid=uid, title="", text="", kind="project", tags=[], status="active", created_at=now,
-                    updated_at=now, retired_at=None, supersedes=None, superseded_by=None)
+                    updated_at=now, retired_at=None, retire_reason=None, supersedes=None, superseded_by=None)
         returned = [ScoredFact(fact=fact, score=0.5, lexical=None, vector=None)]
     found = SearchHits(matched_count=matched, inactive_matched=None if matched is None else 0, hits=[],
                        mode="degraded" if matched is None else "lexical")

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 from pydantic import WithJsonSchema
@@ -9,7 +9,7 @@ from pydantic import WithJsonSchema
 from service import contract
 from service.api.deps import ProfileDep, ServicesDep
 from service.web.errors import authenticated
-from service.api.schemas import FactBody, FactsBody, ok
+from service.api.schemas import FactBody, FactsBody
 from service.clock import isoformat
 from service.domain import as_of as as_of_rules
 from service.domain import validation
@@ -25,8 +25,9 @@ StatusLiteral = Literal[STATUSES]  # type: ignore[valid-type]
 CURSOR_PATTERN = r"^f[0-9]{1,12}$"  # every value of this form is a page: the facts before that position
 
 
-def _encode_cursor(fact_id: int) -> str:
-    return f"f{fact_id}"
+def _cursor(fact_id: int | None) -> str | None:
+    """The next page's cursor, None on the last page."""
+    return f"f{fact_id}" if fact_id is not None else None
 
 
 def _decode_cursor(cursor: str) -> int:
@@ -54,7 +55,7 @@ CURSOR_DOC = (
 TAG_QUERY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/+#-]*$"
 
 
-@router.get("/api/{profile}/facts", response_model=None, responses={**ok(FactsBody), **authenticated()})
+@router.get("/api/{profile}/facts", response_model_exclude_unset=True, responses=authenticated())
 def list_facts(
     profile: ProfileDep,
     svc: ServicesDep,
@@ -69,7 +70,7 @@ def list_facts(
     cursor: Annotated[str | None, Query(min_length=2, max_length=13, pattern=CURSOR_PATTERN,
                                         description=CURSOR_DOC)] = None,
     as_of: AsOfQuery = None,
-) -> dict[str, Any]:
+) -> FactsBody:
     """Facts of the profile, newest first, any status unless filtered; page with next_cursor. With `as_of`:
     the facts as they stood then (status then, default active; kind and tags then)."""
     tag_value = validation.tag(tag, param="tag") if tag else None
@@ -78,26 +79,27 @@ def list_facts(
         at = as_of_rules.parse(as_of)
         facts, last_id = svc.as_of.list(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
                                          before_id=before)
-        return {"profile": profile.name, "as_of": isoformat(at), "facts": [f.to_dict() for f in facts],
-                "next_cursor": _encode_cursor(last_id) if last_id is not None else None}
+        return FactsBody(profile=profile.name, as_of=isoformat(at), facts=facts, next_cursor=_cursor(last_id))
     page, last_id = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, before_id=before)
-    next_cursor = _encode_cursor(last_id) if last_id is not None else None
-    return {"profile": profile.name, "facts": [f.to_dict() for f in page], "next_cursor": next_cursor}
+    return FactsBody(profile=profile.name, facts=page, next_cursor=_cursor(last_id))
 
 
-@router.get("/api/{profile}/facts/{uid}", response_model=None, responses={**ok(FactBody), **authenticated(404)})
+@router.get("/api/{profile}/facts/{uid}", response_model_exclude_unset=True, responses=authenticated(404))
 def get_fact(
     profile: ProfileDep, svc: ServicesDep,
     uid: Annotated[str, Path(min_length=1, max_length=UID_MAX, description=f"A fact uid (at most {UID_MAX} characters, "
                                   "no NUL)."), WithJsonSchema({"type": "string", "minLength": 1, "maxLength": UID_MAX,
                                                                "pattern": "^[^\u0000]+$"})],
     as_of: AsOfQuery = None,
-) -> dict[str, Any]:
+) -> FactBody:
     """One fact with its revisions, its whole supersession chain (oldest first) and its redaction, if any.
     With `as_of`: the fact as it stood then (revisions replaced by then, the chain members that existed then);
     404 with code `not_yet_created` when it did not exist yet."""
     at = as_of_rules.parse(as_of) if as_of is not None else None  # a bad as_of is a 400 whatever the uid
     detail = svc.facts.get(profile, uid)
     if at is not None:
-        return {"profile": profile.name, **svc.as_of.get(profile, uid, at, detail.chain).to_dict()}
-    return {"profile": profile.name, **detail.to_dict()}
+        then = svc.as_of.get(profile, uid, at, detail.chain)
+        return FactBody(profile=profile.name, as_of=isoformat(then.at), fact=then.fact, revisions=then.revisions,
+                        chain=then.chain, redaction=then.redaction)
+    return FactBody(profile=profile.name, fact=detail.fact, revisions=detail.revisions, chain=detail.chain,
+                    redaction=detail.redaction)

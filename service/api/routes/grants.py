@@ -3,13 +3,13 @@ static token only (an OAuth access token opens the MCP endpoint, not this API)."
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path
 
 from service.api.deps import ProfileDep, ServicesDep
 from service.web.errors import ERROR_SCHEMA, authenticated
-from service.api.schemas import GrantBody, GrantsBody, ok
+from service.api.schemas import GrantBody, GrantsBody
 
 router = APIRouter(tags=["grants"])
 
@@ -19,23 +19,23 @@ NOT_FOUND = {404: {"description": "No such grant in this profile.",
                    "content": {"application/json": {"schema": ERROR_SCHEMA}}}}
 
 
-@router.get("/api/{profile}/grants", response_model=None, responses={**ok(GrantsBody), **authenticated()})
-def list_grants(profile: ProfileDep, svc: ServicesDep) -> dict[str, Any]:
+@router.get("/api/{profile}/grants", response_model_exclude_unset=True, responses=authenticated())
+def list_grants(profile: ProfileDep, svc: ServicesDep) -> GrantsBody:
     """The profile's grants to hosted MCP clients, newest first, revoked ones included."""
-    return {"profile": profile.name, "grants": [g.to_dict() for g in svc.grants.list(profile.name)]}
+    return GrantsBody(profile=profile.name, grants=svc.grants.list(profile.name))
 
 
-@router.get("/api/{profile}/grants/{grant_id}", response_model=None,
-            responses={**ok(GrantBody), **authenticated(), **NOT_FOUND})
-def get_grant(profile: ProfileDep, svc: ServicesDep, grant_id: GrantId) -> dict[str, Any]:
+@router.get("/api/{profile}/grants/{grant_id}", response_model_exclude_unset=True,
+            responses={**authenticated(), **NOT_FOUND})
+def get_grant(profile: ProfileDep, svc: ServicesDep, grant_id: GrantId) -> GrantBody:
     """One grant."""
-    return {"profile": profile.name, "grant": svc.grants.get(profile.name, grant_id).to_dict()}
+    return GrantBody(profile=profile.name, grant=svc.grants.get(profile.name, grant_id))
 
 
-@router.delete("/api/{profile}/grants/{grant_id}", response_model=None,
-               responses={**ok(GrantBody, "The grant, revoked (revoking it again answers the same)."),
-                          **authenticated(), **NOT_FOUND})
-def revoke_grant(profile: ProfileDep, svc: ServicesDep, grant_id: GrantId) -> dict[str, Any]:
+@router.delete("/api/{profile}/grants/{grant_id}", response_model_exclude_unset=True,
+               response_description="The grant, revoked (revoking it again answers the same).",
+               responses={**authenticated(), **NOT_FOUND})
+def revoke_grant(profile: ProfileDep, svc: ServicesDep, grant_id: GrantId) -> GrantBody:
     """Revoke a grant: every token it issued stops working at once."""
     revoked = svc.grants.revoke(grant_id, profile.name, "revoked through the REST API (or the dashboard)")
-    return {"profile": profile.name, "grant": revoked.to_dict()}
+    return GrantBody(profile=profile.name, grant=revoked)

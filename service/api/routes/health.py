@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -10,21 +8,20 @@ from service.web.credentials import authorization
 from service.api.deps import ServicesDep
 from service.web.errors import error_response, responses
 from service.web.hosts import HostPolicy, is_loopback_client
-from service.api.schemas import HealthBody, ReadyBody, ok
+from service.api.schemas import HealthBody, ReadyBody
 from service.container import Services
 from service.errors import MemoryServiceError
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz", response_model=None, responses=ok(HealthBody, "The process is up."))
-def healthz() -> dict[str, Any]:
+@router.get("/healthz", response_description="The process is up.")
+def healthz() -> HealthBody:
     """The process is up."""
-    return {"status": "ok"}
+    return HealthBody(status="ok")
 
 
-@router.get("/readyz", response_model=None, responses={
-    **ok(ReadyBody, "Ready."),
+@router.get("/readyz", response_model=ReadyBody, response_description="Ready.", responses={
     503: {"description": "Not ready: a dependency is unreachable or the model is not loaded.",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReadyBody"}}}},
     **responses(421),
@@ -39,7 +36,8 @@ async def readyz(request: Request, svc: ServicesDep) -> JSONResponse:
     if not (is_loopback_client(request.scope) or await anyio.to_thread.run_sync(_token_valid, svc, request)):
         report = {"ready": report["ready"],
                   "checks": {name: {"state": check.get("state")} for name, check in report["checks"].items()}}
-    return JSONResponse(report, status_code=200 if report["ready"] else 503)
+    body = ReadyBody.model_validate(report)  # its status is chosen here: answered as is, not through FastAPI's
+    return JSONResponse(body.model_dump(mode="json", exclude_unset=True), status_code=200 if body.ready else 503)
 
 
 def _token_valid(svc: Services, request: Request) -> bool:

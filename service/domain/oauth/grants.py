@@ -6,46 +6,51 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, computed_field
+
 from service import ids
-from service.clock import isoformat, utcnow
+from service.clock import utcnow
 from service.domain import validation
+from service.domain.models import Instant, OptInstant, OptStr
 from service.domain.oauth import policy
 from service.domain.ports.canonical import CanonicalStore, UnitOfWork
 from service.domain.ports.oauth import GrantListing, GrantRecord
 from service.errors import NotFound
 
 GRANT_ID_MAX = 32
+CONSENT_CODE = "consent_code"  # approved_with of a grant approved with `memory grant code`, not a static token
 
 
-@dataclass(frozen=True)
-class GrantInfo:
+class GrantInfo(BaseModel):
+    """A grant to a hosted MCP client, declared once: the domain's value and the REST / CLI body of a grant."""
+
+    model_config = ConfigDict(frozen=True)
+
     grant_id: str
     profile: str
     client_id: str
-    client_name: str | None  # what the client declared at registration (not verified)
-    redirect_hosts: list[str]
-    resource: str
+    client_name: OptStr = Field(description="The name the client gave itself at registration (not verified).")
+    redirect_hosts: list[str] = Field(description="Where its sign-ins send the browser back to.")
+    resource: str = Field(description="The MCP endpoint its tokens open (their audience).")
     scopes: list[str]
-    approved_with: str | None  # the static token's id, or None: a consent code (`memory grant code`)
-    created_at: datetime
-    last_issued_at: datetime | None  # the newest access or refresh token
-    revoked_at: datetime | None
-    revoke_reason: str | None
+    approved_with: Annotated[str | None, PlainSerializer(lambda v: v or CONSENT_CODE, return_type=str),
+                             WithJsonSchema({"type": "string"})] = Field(
+        description="The id of the static token that approved it, or `consent_code` (`memory grant code`).")
+    created_at: Instant
+    last_issued_at: OptInstant = Field(description="When it last issued a token (sign-in or refresh).")
+    revoked_at: OptInstant
+    revoke_reason: OptStr
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def active(self) -> bool:
         return self.revoked_at is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"grant_id": self.grant_id, "profile": self.profile, "client_id": self.client_id,
-                "client_name": self.client_name, "redirect_hosts": self.redirect_hosts, "resource": self.resource,
-                "scopes": self.scopes, "approved_with": self.approved_with or "consent_code",
-                "created_at": isoformat(self.created_at), "last_issued_at": isoformat(self.last_issued_at),
-                "revoked_at": isoformat(self.revoked_at), "revoke_reason": self.revoke_reason,
-                "active": self.active}
+        return self.model_dump(mode="json")
 
 
 @dataclass(frozen=True)
@@ -66,9 +71,11 @@ def mark_revoked(grant: GrantRecord, at: datetime, reason: str) -> bool:
 def _info(listing: GrantListing, profile: str) -> GrantInfo:
     grant, registration = listing.grant, listing.client.registration
     hosts = list(dict.fromkeys(urlsplit(str(u)).netloc for u in registration.get("redirect_uris") or []))
-    return GrantInfo(grant.grant_id, profile, listing.client.client_id, registration.get("client_name"), hosts,
-                     grant.resource, list(grant.scopes), grant.approved_token_id, grant.created_at,
-                     listing.last_issued_at, grant.revoked_at, grant.revoke_reason)
+    return GrantInfo(grant_id=grant.grant_id, profile=profile, client_id=listing.client.client_id,
+                     client_name=registration.get("client_name"), redirect_hosts=hosts, resource=grant.resource,
+                     scopes=list(grant.scopes), approved_with=grant.approved_token_id, created_at=grant.created_at,
+                     last_issued_at=listing.last_issued_at, revoked_at=grant.revoked_at,
+                     revoke_reason=grant.revoke_reason)
 
 
 class GrantService:

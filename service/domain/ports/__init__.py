@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -95,8 +95,45 @@ class SearchHits:
 
 
 
+@dataclass(frozen=True)
+class Sourced:
+    """An aggregate answer and where it came from: `source` names the store that answered ("opensearch",
+    or the canonical store's dialect when the mirror could not be trusted, then with the `reason`); None
+    when only the canonical store exists. The REST face turns it into its X-Memory-Source header."""
+
+    body: dict[str, Any]
+    source: str | None = None
+    reason: str | None = None  # "mirror-lagging" | "mirror-unavailable"
+
+
+class AggregateMirror(Protocol):
+    """Answers the summary and the stats from a search backend's mirror, checked against the canonical store
+    (`canonical` computes the canonical answer, used when the mirror cannot be trusted)."""
+
+    def query_summary(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
+
+    def store_stats(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a search backend offers beyond SearchBackend: declared once by the backend, read once at start-up
+    by service.container, which hands each part to whoever uses it (never discovered per request)."""
+
+    # Summary and stats from the backend's own copy (opensearch); None: the canonical store answers them.
+    aggregates: AggregateMirror | None = None
+    # Builds in-process indexes ahead of the first search (embedded); run in the background by `memory serve`.
+    warm: Callable[[], None] | None = None
+
+    @property
+    def mirrored(self) -> bool:
+        """The backend keeps a copy of the canonical data elsewhere (aggregates may come from it)."""
+        return self.aggregates is not None
+
+
 class SearchBackend(Protocol):
     name: str
+    capabilities: Capabilities
 
     def search(self, request: SearchRequest) -> SearchHits:
         """Active facts of the profile matching the request, best first, at most request.limit of them."""
@@ -114,24 +151,3 @@ class SearchBackend(Protocol):
         """For /readyz."""
 
     def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Sourced:
-    """An aggregate answer and where it came from: `source` names the store that answered ("opensearch",
-    or the canonical store's dialect when the mirror could not be trusted, then with the `reason`); None
-    when only the canonical store exists. The REST face turns it into its X-Memory-Source header."""
-
-    body: dict[str, Any]
-    source: str | None = None
-    reason: str | None = None  # "mirror-lagging" | "mirror-unavailable"
-
-
-@runtime_checkable
-class AggregateMirror(Protocol):
-    """A search backend that can answer the summary and the stats from its mirror, checked against the
-    canonical store (`canonical` computes the canonical answer, used when the mirror cannot be trusted)."""
-
-    def query_summary(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...
-
-    def store_stats(self, profile: ProfileRef, days: int, canonical: Callable[[], dict[str, Any]]) -> Sourced: ...

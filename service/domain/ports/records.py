@@ -8,7 +8,6 @@ never constructs a record itself: it asks the unit of work (`new`), which knows 
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import date, datetime
 from typing import Any, Protocol, TypeVar
 
@@ -121,7 +120,7 @@ def to_revision(row: RevisionRecord) -> Revision:
     return _copied(Revision, row)
 
 
-_FIELD_NAMES = {cls: tuple(f.name for f in fields(cls)) for cls in (Fact, Revision)}
+_FIELD_NAMES = {cls: tuple(cls.model_fields) for cls in (Fact, Revision)}
 T = TypeVar("T", Fact, Revision)
 
 

@@ -18,7 +18,7 @@ from service.domain.embed_gate import EmbedGate
 from service.domain.models import embedding_text
 from service.errors import EmbeddingUnavailable
 from service.contract import INACTIVE_SHOWN
-from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
+from service.domain.ports import Capabilities, Embedder, Hit, SearchHits, SearchRequest
 from service.domain.ports.sources import ChangedFact, IndexSource
 from service.domain import lexical
 from service.search import fusion, readable
@@ -42,6 +42,7 @@ class EmbeddedSearch:
         self.gate = gate or EmbedGate(embedder)
         self._indexes: dict[int, ProfileIndex] = {}
         self._guard = threading.Lock()
+        self.capabilities = Capabilities(warm=self.warm)
 
     # --- SearchBackend ----------------------------------------------------------------------------
 

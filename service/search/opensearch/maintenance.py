@@ -91,18 +91,7 @@ class MirrorMaintenance:
     def install(self) -> dict[str, Any]:
         """`memory opensearch install`: put the templates and the pipeline, create the shared indices."""
         report = self.indices.install()
-        return {**report, "indices_created": self._ensure()}
-
-    def _ensure(self) -> list[str]:
-        """The shared indices exist; created ones are filled from the canonical store (every profile)."""
-        created = self.indices.ensure()
-        if created:
-            for profile_id, _ in self.canonical.profiles():
-                self.mirror.backfill(profile_id, facts_index=self.names.facts, queries_index=self.names.queries,
-                                     aliases=True)
-            for alias in self.indices.aliases:
-                self.indices.refresh(alias)
-        return created
+        return {**report, "indices_created": self.mirror.fill_created(self.indices.ensure())}
 
     # --- rebuild and resend --------------------------------------------------------------------------
 
@@ -166,7 +155,7 @@ class MirrorMaintenance:
         """The profile's pending outbox rows delivered now (after `memory import`: each imported fact goes once,
         with the vector the import stored); the shared indices made first if they are missing."""
         self.prepare()
-        created = self._ensure()
+        created = self.mirror.fill_created(self.indices.ensure())
         done = self.mirror.push(profile.id)
         return {"delivered": done.delivered, "failed": done.failed, "sent_without_vector": len(done.unembedded),
                 "indices_created": created}

@@ -165,6 +165,18 @@ class Mirror:
 
     # --- backfill ----------------------------------------------------------------------------------
 
+    def fill_created(self, created: list[str]) -> list[str]:
+        """Shared indices just created (IndexManager.ensure) are filled from the canonical store, every profile,
+        and refreshed so that the next search sees them. Returns `created`."""
+        if created:
+            for profile_id, _ in self.canonical.profiles():
+                self.backfill(profile_id, facts_index=self.names.facts, queries_index=self.names.queries,
+                              aliases=True)
+            with translated("refresh"):
+                self.client.indices.refresh(index=f"{self.names.facts},{self.names.queries}")
+            log.info("mirror: created %s", ", ".join(created))
+        return created
+
     def backfill(self, profile_id: int, *, facts_index: str, queries_index: str,
                  aliases: bool, progress: Progress | None = None, repair: bool = False) -> dict[str, int]:
         """Every row of the profile into the given indices (`aliases`: they are the live aliases, which must
