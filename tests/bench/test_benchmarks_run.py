@@ -72,7 +72,7 @@ def bench_prefix(real_opensearch: Cluster) -> Iterator[str]:
     least-privilege user may not (templates, pipelines)."""
     base = new_prefix()
     yield base
-    for part in ("30", "retrieval", "a1", "b1"):
+    for part in ("30", "retrieval", "a1", "b1", "anatomy"):
         remove_prefix(real_opensearch, f"{base}-{part}")
 
 
@@ -124,3 +124,16 @@ def test_pyspy_profile_runs() -> None:
     out = run("bench/pyspy.py", "--facts", "10", "--seconds", "2", "--rate", "200")
     assert "memory_search at 10 facts" in out and "share of samples by thread" in out
     assert "MCP SDK: per-request session and dispatcher" in out and "functions of the service" in out
+
+
+@pytest.mark.model
+def test_opensearch_anatomy_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
+    """The served _msearch taken apart on the real node: every variant answered (the bench stops on a refused
+    search), one row each."""
+    out = run("bench/opensearch_anatomy.py", "--opensearch-url", real_opensearch.url,
+              "--opensearch-prefix", bench_prefix, "--facts", "40", "--queries", "6", "--rounds", "1",
+              env=credentials(real_opensearch))
+    assert "one profile of 40 facts: the served _msearch taken apart" in out
+    for row in ("served _msearch", "hybrid query alone", "vector sub-query", "lexical sub-query",
+                "companion searches", "empty search"):
+        assert row in out
