@@ -37,7 +37,9 @@ def _run(secured: bool) -> int:
     def interrupt(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too, explicitly: a process started in the background of a shell without job control (`make
+    # opensearch &` in a script, a CI step) inherits SIGINT ignored, and Python then leaves it ignored.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupt)
     node = None
     try:
