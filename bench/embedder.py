@@ -313,7 +313,6 @@ def main(argv: list[str] | None = None) -> int:
     print("fresh process per run; load = imports + model load + first encode")
     with tempfile.TemporaryDirectory(prefix="minilm-bench-") as tmp:
         data_dir = Path(tmp) / "data"
-        first = thread_counts[0]
         print("ONNX Runtime, shipped graph + model.safetensors (default, MEMORY_EMBEDDER_RUNTIME=onnx)")
         for threads in thread_counts:
             print_run(f"threads={threads} shipped graph", run_worker("onnx", args, threads, data_dir))

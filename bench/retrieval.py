@@ -50,6 +50,11 @@ def load(name: str) -> list[dict]:
 
 
 def metrics(rankings: list[list[str]], relevant: list[set[str]]) -> dict[str, float]:
+    return {k: float(np.mean(v)) for k, v in per_query(rankings, relevant).items()}
+
+
+def per_query(rankings: list[list[str]], relevant: list[set[str]]) -> dict[str, list[float]]:
+    """Each metric, query by query (metrics() is their mean)."""
     out: dict[str, list[float]] = defaultdict(list)
     for ranked, rel in zip(rankings, relevant):
         for k in (1, 5, 10):
@@ -59,7 +64,7 @@ def metrics(rankings: list[list[str]], relevant: list[set[str]]) -> dict[str, fl
         dcg = sum(1.0 / math.log2(i + 2) for i, uid in enumerate(ranked[:10]) if uid in rel)
         ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
         out["nDCG@10"].append(dcg / ideal)
-    return {k: float(np.mean(v)) for k, v in out.items()}
+    return dict(out)
 
 
 def main() -> None:
@@ -155,7 +160,7 @@ def main() -> None:
             terms = lexical.informative_terms(query)
             return int((index.term_counts(terms) >= lexical.required_terms(len(terms))).sum()) if terms else 0
 
-        print(f"\nat the defaults, answerable queries with matched_count 0 (best cosine of a relevant fact):")
+        print("\nat the defaults, answerable queries with matched_count 0 (best cosine of a relevant fact):")
         for q, rel in zip(queries, relevant):
             if services.search.search(profile, q["query"], limit=1).matched_count == 0:
                 rows = [index.row_of_uid[u] for u in rel]

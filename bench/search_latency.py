@@ -50,7 +50,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
-import numpy as np  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402

@@ -38,6 +38,17 @@ def test_retrieval_runs() -> None:
 
 
 @pytest.mark.model
+def test_precision_ab_runs() -> None:
+    """fp32 and int8 on the labelled set, paired: every metric row with both means and an interval."""
+    out = run("bench/precision_ab.py", "--resamples", "200")
+    assert "145 answerable and 98 unanswerable queries" in out
+    for metric in ("hybrid (served) recall@5", "hybrid (served) nDCG@10", "vectors only nDCG@10",
+                   "answerable with 0 matches", "unanswerable with 0 matches"):
+        row = next(line for line in out.splitlines() if line.startswith(metric))
+        assert "[" in row and row.rstrip().endswith(("within noise", "int8 higher", "int8 lower"))
+
+
+@pytest.mark.model
 def test_embedder_bench_runs() -> None:
     out = run("bench/embedder.py", "--queries", "5", "--docs", "8", "--threads", "1")
     assert "threads=1 shipped graph" in out and "threads=1 weights inside" in out  # before/after, one run
