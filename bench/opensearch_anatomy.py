@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.opensearch_url:
         parser.error("--opensearch-url (or OPENSEARCH_URL) is needed: `make opensearch` starts a node")
     console.print(f"OpenSearch search anatomy: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    console.print(f"  the cluster: {opensearch.describe(args.opensearch_url)}")
     prefix = opensearch.prefix(args.opensearch_prefix, "anatomy")
     with tempfile.TemporaryDirectory(prefix="bench-anatomy-") as tmp:
         data_dir = Path(tmp)

@@ -7,9 +7,14 @@
    earlier releases held two per profile), and the search p50 over --sample profiles (a few searches each)
    in both modes, with the ratio.
 
-Needs a cluster (`make opensearch` starts the test node and prints its URL); the runs use deployment prefixes of
-their own and remove them afterwards. Timings are printed, never asserted; the machine is shared, so quote
-ratios and medians of several runs (--runs).
+Needs a cluster (`make opensearch` starts the test node and prints its URL; OPENSEARCH_TEST_VERSION=3.5.0 for
+3.5); the runs use deployment prefixes of their own and remove them afterwards. Timings are printed, never
+asserted; the machine is shared, so quote ratios and medians of several runs (--runs).
+
+A ratio is printed only when OpenSearch served every search of the OpenSearch run: each memory_search answered
+in hybrid mode (never "degraded", i.e. answered from the canonical store), the deployment's indices are on the
+cluster, and the cluster's own search count on the facts index grew by at least one per search. Otherwise the run
+stops with what it found (a degraded run once printed 0.53).
 
     python bench/opensearch_scale.py --opensearch-url http://127.0.0.1:9200
     python bench/opensearch_scale.py --opensearch-url URL --facts 10000 --profiles 1000 --runs 3
@@ -24,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +50,42 @@ from service.container import build_services  # noqa: E402
 from service.search.opensearch.client import make_client  # noqa: E402
 
 
-async def searches(base_url: str, targets: list[tuple[str, str, list[str]]]) -> list[float]:
-    """Client-side seconds of each memory_search, profile by profile (one SDK client each)."""
+class NotServed(SystemExit):
+    """The OpenSearch run was not served by OpenSearch: no ratio."""
+
+
+async def searches(base_url: str, targets: list[tuple[str, str, list[str]]]) -> tuple[list[float], Counter[str]]:
+    """Client-side seconds of each memory_search, profile by profile (one SDK client each), and the modes the
+    searches answered in."""
     samples: list[float] = []
+    modes: Counter[str] = Counter()
     for profile, token, queries in targets:
         async with mcp_client(base_url, profile, token) as client:
             await call(client, "memory_search", query="warm-up: where is the deploy runbook")
             for query in queries:
                 started = time.perf_counter()
-                await call(client, "memory_search", query=query)
+                answer = await call(client, "memory_search", query=query)
                 samples.append(time.perf_counter() - started)
-    return samples
+                modes[str(answer.get("mode"))] += 1
+    return samples, modes
+
+
+def served_by_opensearch(modes: Counter[str], searched: int | None, indices: int) -> None:
+    """Raise NotServed unless every search of the run answered in hybrid mode from the cluster (see the module's
+    text); `searched` is how many searches the cluster counted on the facts index during the run (None: the
+    user may not read it; the modes alone decide)."""
+    total = sum(modes.values())
+    problems = []
+    if modes.get("hybrid", 0) != total:
+        problems.append(f"{total - modes.get('hybrid', 0)} of {total} searches answered "
+                        + ", ".join(f"{n} {mode}" for mode, n in sorted(modes.items()) if mode != "hybrid"))
+    if indices == 0:
+        problems.append("the deployment has no index on the cluster")
+    if searched is not None and searched < total:
+        problems.append(f"the cluster counted {searched} searches on the facts index for {total} memory_search calls")
+    if problems:
+        raise NotServed("refused to print a ratio: OpenSearch did not serve the OpenSearch run (" + "; ".join(problems)
+                        + "): is the cluster healthy and reachable with these settings? (`memory opensearch check`)")
 
 
 def cluster_shape(url: str, prefix: str) -> tuple[int, int]:
@@ -73,12 +104,20 @@ def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str,
     """The same store served twice: embedded, then with the OpenSearch mirror (backfilled at start-up)."""
     out: dict[str, Any] = {}
     with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}) as (base_url, _):
-        out["embedded"] = anyio.run(searches, base_url, targets)
+        out["embedded"], modes = anyio.run(searches, base_url, targets)
+    if modes.get("hybrid", 0) != sum(modes.values()):
+        raise NotServed(f"refused to print a ratio: the embedded run answered {dict(modes)}, not all hybrid")
     env = {"MEMORY_EMBEDDER": "minilm", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": url,
            "MEMORY_OPENSEARCH_PREFIX": prefix}
     with served(data_dir, env, warm_search="opensearch") as (base_url, _):
-        out["opensearch"] = anyio.run(searches, base_url, targets)
+        before = opensearch.search_count(url, f"{prefix}-facts")
+        out["opensearch"], modes = anyio.run(searches, base_url, targets)
+        after = opensearch.search_count(url, f"{prefix}-facts")
+        searched = None if before is None or after is None else after - before
+        if searched is None:
+            console.print("  (the cluster's own search count not compared: the user may not read index stats)")
     out["shape"] = cluster_shape(url, prefix)
+    served_by_opensearch(modes, searched, out["shape"][0])
     return out
 
 
@@ -163,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.opensearch_url:
         parser.error("--opensearch-url (or OPENSEARCH_URL) is needed: `make opensearch` starts a node")
     console.print(f"OpenSearch scale benchmark: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    console.print(f"  the cluster: {opensearch.describe(args.opensearch_url)}")
     if args.skip != "one":
         report(f"one profile of {args.facts:,} facts: memory_search over MCP (SDK client)",
                [one_profile(args, run) for run in range(1, args.runs + 1)])

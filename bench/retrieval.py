@@ -76,6 +76,9 @@ def main() -> None:
                         help="opensearch: compare the served searches with the OpenSearch mirror's")
     parser.add_argument("--opensearch-url", default=os.environ.get("OPENSEARCH_URL"),
                         help="a cluster (default $OPENSEARCH_URL): the run makes and removes its own deployment")
+    parser.add_argument("--rankings-out", type=Path, default=None,
+                        help="with --backend opensearch: write every query's top 10 on both backends (fact ids and "
+                             "scores) as JSON lines, to compare runs on two clusters")
     parser.add_argument("--opensearch-prefix", default=None, help="its prefix (default bench-<pid>; -retrieval is "
                                                                    "added)")
     args = parser.parse_args()
@@ -194,11 +197,12 @@ def main() -> None:
         object.__setattr__(backend.settings, "min_similarity", base_sim)
         if args.backend == "opensearch":
             compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, args.opensearch_url, tmp,
-                                    args.opensearch_prefix)
+                                    args.opensearch_prefix, args.rankings_out)
         services.close()
 
 
-def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, url, tmp, prefix_base):  # noqa: ANN001
+def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of, url, tmp, prefix_base,  # noqa: ANN001
+                            rankings_out=None):
     """The same store mirrored into OpenSearch; every query searched on both backends."""
     prefix = opensearch.prefix(prefix_base, "retrieval")  # a deployment of the run's own: nothing else is touched
     settings = Settings(data_dir=Path(tmp) / "os", database_url=f"sqlite:///{tmp}/os.db", embedder="minilm",
@@ -215,6 +219,7 @@ def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of,
         here_fact = {uid: fid for fid, uid in uid_of.items()}
         same, overlaps, identical, differences, rankings = 0, [], 0, [], []
         everything = [(q["query"], "answerable") for q in queries] + [(q["query"], q["style"]) for q in offtopic]
+        dump = rankings_out.open("w", encoding="utf-8") if rankings_out else None
         for query, style in everything:
             local = services.search.search(profile, query, limit=10)
             remote = mirrored.search.search(there, query, limit=10)
@@ -230,6 +235,13 @@ def compare_with_opensearch(services, profile, facts, queries, offtopic, uid_of,
             identical += top_here == top_there
             if style == "answerable":
                 rankings.append([fact_of[f.fact.uid] for f in remote.facts])
+            if dump is not None:
+                dump.write(json.dumps({
+                    "query": query, "style": style, "matched": [local.matched_count, remote.matched_count],
+                    "embedded": [[here_fact[f.fact.uid], round(f.score, 6)] for f in local.facts],
+                    "opensearch": [[fact_of[f.fact.uid], round(f.score, 6)] for f in remote.facts]}) + "\n")
+        if dump is not None:
+            dump.close()
         print(f"\nOpenSearch ({url}) beside the embedded backend, same facts, same vectors, limit 10:")
         print(f"  matched_count equal on {same}/{len(everything)} queries "
               f"({len(queries)} answerable + {len(offtopic)} unanswerable)")

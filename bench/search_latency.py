@@ -169,7 +169,7 @@ def split(services: Services, profile: ProfileRef, queries: list[tuple[str, str]
             meaning = ranking.vector_pass(sims, n, active, settings.min_similarity, depth)
             int((active & (words.matched | meaning.matched)).sum())  # matched_count
             t3 = time.perf_counter()
-            ranking.fused(words.top, meaning.top, embedder.enabled, weights, 8)
+            ranking.fused(words.top, meaning.top, embedder.enabled, weights, 8, index.fact_ids)
             t4 = time.perf_counter()
             request = SearchRequest(profile_id=profile.id, profile=profile.name, query=q, limit=8, kind=None,
                                     tags=(), vector=vector)

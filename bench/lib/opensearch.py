@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+from opensearchpy.exceptions import AuthorizationException
+
 from bench.lib.measure import console
 from service.config import Settings
 from service.search.opensearch.client import make_client
@@ -30,3 +32,33 @@ def remove(url: str, prefix: str) -> None:
                 console.print(f"  (left {name} on the cluster: {type(exc).__name__})")
     finally:
         client.close()
+
+
+def describe(url: str) -> str:
+    """The cluster a figure was taken on: OpenSearch's version, Lucene's, the JVM and whether the JDK's vector module
+    (what Lucene's SIMD vector code needs) is in its arguments -- each node's."""
+    client = make_client(Settings(search="opensearch", opensearch_url=url))
+    try:
+        info = client.info()["version"]
+        nodes = client.nodes.info(metric="jvm")["nodes"]
+    except Exception as exc:  # noqa: BLE001 - a user without cluster:monitor/nodes/info: say so, go on
+        return f"(cannot describe the cluster: {type(exc).__name__})"
+    finally:
+        client.close()
+    jvms = sorted({f"Java {node['jvm'].get('version')} ({node['jvm'].get('vm_vendor', '?')}), vector module "
+                   f"{'added' if any('jdk.incubator.vector' in a for a in node['jvm'].get('input_arguments', [])) else 'not added'}"
+                   for node in nodes.values()})
+    return f"OpenSearch {info['number']} (Lucene {info.get('lucene_version', '?')}), {len(nodes)} node(s): {'; '.join(jvms)}"
+
+
+def search_count(url: str, index: str) -> int | None:
+    """How many searches the cluster ran on `index` (query_total over its primaries, all shards); None when the
+    user may not read index stats (the service's least-privilege role has no indices:monitor/stats)."""
+    client = make_client(Settings(search="opensearch", opensearch_url=url))
+    try:
+        stats = client.indices.stats(index=index, metric="search")
+    except AuthorizationException:
+        return None
+    finally:
+        client.close()
+    return int(stats["_all"]["primaries"]["search"]["query_total"])

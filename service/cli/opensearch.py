@@ -59,8 +59,11 @@ def check(as_json: JsonOpt = False) -> None:
         with mirror_maintenance(settings, build_database(settings), build_embedder(settings)) as mirror:
             assert mirror is not None
             problems = mirror.check_cluster()
-        emit(as_json, {"ok": not problems, "problems": problems},
-             lambda: console.print("\n".join(problems) or "the cluster can serve this release", highlight=False,
+            version = mirror.cluster_version()
+        notes = [version.note] if version.note else []
+        lines = problems or [f"the cluster (OpenSearch {version.number}) can serve this release"]
+        emit(as_json, {"ok": not problems, "problems": problems, "version": version.number, "notes": notes},
+             lambda: console.print("\n".join([*lines, *(f"note: {n}" for n in notes)]), highlight=False,
                                    soft_wrap=True))
         if problems:
             raise typer.Exit(code=1)

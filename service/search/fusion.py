@@ -6,14 +6,26 @@ rank alike (see README "Hybrid ranking"):
   the minimum maps to 0.001 (not 0) and a list whose scores are all equal maps them to 1.0;
 - a document missing from a sub-query scores 0 there, and that sub-query's weight still counts;
 - the combined score is the weighted arithmetic mean: sum(w_i * s_i) / sum(w_i).
+Equal scores are ordered by fact id, older fact first (`fuse`'s `tie`, `in_rank_order`): the same order on every
+backend and cluster version (OpenSearch orders them by Lucene document, which differs between 2.19 and 3.x).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
+
+
+class Ranked(Protocol):
+    @property
+    def score(self) -> float: ...
+    @property
+    def fact_id(self) -> int: ...
+
+
+R = TypeVar("R", bound=Ranked)
 
 MIN_SCORE = 0.001  # MinMaxScoreNormalizationTechnique.MIN_SCORE
 SINGLE_RESULT_SCORE = 1.0  # MinMaxScoreNormalizationTechnique.SINGLE_RESULT_SCORE
@@ -40,8 +52,10 @@ def min_max(scores: Mapping[K, float]) -> dict[K, float]:
     return out
 
 
-def fuse(sub_queries: Sequence[Mapping[K, float]], weights: Sequence[float]) -> list[tuple[K, float]]:
-    """Combine raw sub-query scores into one ranking, best first; ties broken by key for determinism."""
+def fuse(sub_queries: Sequence[Mapping[K, float]], weights: Sequence[float], *,
+         tie: Callable[[K], Any] | None = None) -> list[tuple[K, float]]:
+    """Combine raw sub-query scores into one ranking, best first; equal scores by `tie(key)` (the key's fact id:
+    the module's rule), or by the key itself when no `tie` is given."""
     if len(sub_queries) != len(weights):
         raise ValueError(f"number of weights [{len(weights)}] must match number of sub-queries [{len(sub_queries)}]")
     if any(w < 0 for w in weights) or sum(weights) <= 0:
@@ -54,4 +68,11 @@ def fuse(sub_queries: Sequence[Mapping[K, float]], weights: Sequence[float]) -> 
     combined = {
         key: sum(w * scores.get(key, 0.0) for w, scores in zip(weights, normalised)) / total_weight for key in keys
     }
-    return sorted(combined.items(), key=lambda item: (-item[1], str(item[0])))
+    order = tie if tie is not None else (lambda key: key)
+    return sorted(combined.items(), key=lambda item: (-item[1], order(item[0])))
+
+
+def in_rank_order(hits: Sequence[R]) -> list[R]:
+    """Hits ranked elsewhere (OpenSearch's hybrid query) in the module's order: best first, equal scores by fact
+    id."""
+    return sorted(hits, key=lambda hit: (-hit.score, hit.fact_id))

@@ -87,6 +87,7 @@ def bench_prefix(real_opensearch: Cluster) -> Iterator[str]:
         remove_prefix(real_opensearch, f"{base}-{part}")
 
 
+@pytest.mark.opensearch
 def test_search_latency_against_opensearch_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
     out = run("bench/search_latency.py", "--sizes", "30", "--queries", "4", "--repeated", "2", "--writes", "1",
               "--embedder", "none", "--search", "opensearch", "--opensearch-url", real_opensearch.url,
@@ -94,6 +95,7 @@ def test_search_latency_against_opensearch_runs(real_opensearch: Cluster, bench_
     assert "search=opensearch" in out and "search (distinct)" in out
 
 
+@pytest.mark.opensearch
 @pytest.mark.model
 def test_retrieval_against_opensearch_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
     out = run("bench/retrieval.py", "--backend", "opensearch", "--opensearch-url", real_opensearch.url,
@@ -101,6 +103,7 @@ def test_retrieval_against_opensearch_runs(real_opensearch: Cluster, bench_prefi
     assert "matched_count equal on" in out and "top-5 overlap" in out
 
 
+@pytest.mark.opensearch
 @pytest.mark.model
 def test_opensearch_scale_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
     out = run("bench/opensearch_scale.py", "--opensearch-url", real_opensearch.url,
@@ -109,6 +112,7 @@ def test_opensearch_scale_runs(real_opensearch: Cluster, bench_prefix: str) -> N
               env=credentials(real_opensearch))
     assert "one profile of 40 facts" in out and "6 profiles of 3 facts" in out and "median p50 ratio" in out
     assert out.count("the deployment on the cluster: 2 indices, 2 shards") == 2  # one profile as for six
+    assert "the cluster: OpenSearch " in out and "Lucene" in out and "vector module" in out
 
 
 def test_concurrency_runs() -> None:
@@ -137,6 +141,7 @@ def test_pyspy_profile_runs() -> None:
     assert "MCP SDK: per-request session and dispatcher" in out and "functions of the service" in out
 
 
+@pytest.mark.opensearch
 @pytest.mark.model
 def test_opensearch_anatomy_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
     """The served _msearch taken apart on the real node: every variant answered (the bench stops on a refused

@@ -1,5 +1,6 @@
 """The start-up check of the cluster (issue 25), on answers a test node cannot give: only OpenSearch 2.19.1
-with both plugins runs here, so an older version, Elasticsearch and a node without a plugin are stand-ins
+and 3.5.0 with both plugins run here, so an older or newer version, Elasticsearch and a node without a plugin are
+stand-ins
 (`ClusterAnswers`, a fake of the two requests the check makes, named as such). Each problem is one line that
 names the fix; the real node's clean check runs in tests/opensearch/test_least_privilege.py."""
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from service.search.opensearch.cluster import plugin_problems, version_problems
+from service.search.opensearch.cluster import TESTED_ON, plugin_problems, read_version, version_problems
 
 
 class ClusterAnswers:
@@ -54,6 +55,22 @@ def fake(**kwargs: Any) -> Any:
 ])
 def test_the_version_is_checked(number: str, distribution: str, expected: list[str]) -> None:
     assert version_problems(fake(number=number, distribution=distribution)) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("number", ["2.19.0", "2.19.4", "3.0.0", "3.3.2", "3.5.0"])
+def test_a_tested_version_gets_no_note(number: str) -> None:
+    version = read_version(fake(number=number))  # type: ignore[arg-type]
+    assert (version.number, version.problems, version.note) == (number, [], None)
+
+
+@pytest.mark.parametrize("number", ["3.6.0", "3.10.1", "4.0.0", "2.20.0"])
+def test_a_newer_major_or_minor_is_used_with_a_note(number: str) -> None:
+    version = read_version(fake(number=number))  # type: ignore[arg-type]
+    assert version.problems == []  # never refused
+    assert version.note == (f"OpenSearch {number} is newer than the versions this release is tested on "
+                            f"({TESTED_ON}): it is used all the same; `memory check` compares the mirror with the "
+                            "canonical store")
+    assert TESTED_ON == "2.19.x and 3.x up to 3.5"
 
 
 def test_a_plugin_missing_on_one_node_is_named_with_the_fix() -> None:

@@ -25,7 +25,7 @@ from tests.opensearch.fakes import FakeEmbedder
 from tests.support import opensearch_node
 from tests.support.clusters import Cluster, new_prefix, remove_prefix
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]
 
 
 @pytest.fixture

@@ -176,6 +176,7 @@ def test_a_signal_to_the_runner_stops_the_jvm(distribution: Path, started: list[
     print(f"{sig.name}: JVM gone after {took:.1f} s")
 
 
+@pytest.mark.secured
 def test_run_secured_prints_how_to_connect_and_sigterm_stops_it(started: list[Started]) -> None:
     try:
         opensearch_node.build(secured=True)
@@ -215,7 +216,7 @@ def test_a_killed_test_session_takes_its_node_along(distribution: Path, started:
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "test_hold.py").write_text(textwrap.dedent("""
         import time
-        from tests.support.clusters import real_opensearch, secured_opensearch  # noqa: F401 - session fixtures
+        from tests.support.clusters import open_opensearch, real_opensearch, secured_opensearch  # noqa: F401
 
         def test_hold(real_opensearch):
             print("NODE_URL=" + real_opensearch.url, flush=True)

@@ -76,14 +76,16 @@ class KillableNode:
 
 @pytest.fixture(scope="module")
 def real_node(real_opensearch: Cluster) -> Iterator[tuple[opensearch_node.Node, Cluster]]:
-    """A secured node of this module's own (the session's real cluster must stay up for the other tests), and
-    the service's least-privilege user on it."""
-    if not opensearch_node.home(secured=True).joinpath(".complete").exists():
+    """A node of this module's own (the session's real cluster must stay up for the other tests), of the session
+    node's kind: secured, with the service's least-privilege user on it, where the security plugin can be had
+    (2.x), else open (3.x)."""
+    secured = opensearch_node.SECURITY_PLUGIN_SERVED
+    if not opensearch_node.home(secured=secured).joinpath(".complete").exists():
         pytest.skip("the local OpenSearch node is not built here (the session's cluster came by another route)")
-    node = opensearch_node.Node.create(opensearch_node.home(secured=True))
+    node = opensearch_node.Node.create(opensearch_node.home(secured=secured))
     node.start()
     try:
-        yield node, least_privileged(node, "memory-outage")
+        yield node, least_privileged(node, "memory-outage") if secured else Cluster(node.url)
     finally:
         node.remove()
 

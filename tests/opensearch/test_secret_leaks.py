@@ -41,7 +41,7 @@ from tests.support.clusters import secured_opensearch  # noqa: F401 - the sessio
 from tests.support.opensearch_node import Node
 from tests.support.server import running
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 # What a user needs to build the mirror, less writing documents: its bulk items fail one by one (403), so the

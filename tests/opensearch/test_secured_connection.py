@@ -29,7 +29,7 @@ from service.search.opensearch.connection import CredentialsRefused, PermissionM
 from tests.support.clusters import secured_opensearch  # noqa: F401 - the session fixture
 from tests.support.opensearch_node import Node
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]
 
 
 def password() -> str:

@@ -22,7 +22,7 @@ from opensearchpy.exceptions import (AuthenticationException, AuthorizationExcep
 from tests.support.clusters import secured_opensearch  # noqa: F401 - the session fixture
 from tests.support.opensearch_node import HOST, Node
 
-pytestmark = pytest.mark.opensearch
+pytestmark = [pytest.mark.opensearch, pytest.mark.secured]
 
 
 def password() -> str:

@@ -233,6 +233,19 @@ def test_a_title_match_ranks_above_a_text_match(backend: Backend) -> None:
 # --- lifecycle as search sees it ------------------------------------------------------------------------
 
 
+def test_equal_scores_come_back_older_fact_first(backend: Backend) -> None:
+    """Two facts alike in all a search reads score the same; their order is the facts' (older first) on every
+    backend and cluster version, not the index's: the older one is re-indexed last (a change of kind), which puts
+    it after the other in Lucene's document order."""
+    text = "Exports run at midnight to the archive bucket."
+    older = backend.write("Nightly exports", text)
+    newer = backend.write("Nightly exports", text)
+    backend.services.facts.update(backend.profile, older, kind="reference")
+    found = backend.search("nightly exports archive")
+    assert [f.fact.uid for f in found.facts] == [older, newer]
+    assert found.facts[0].score == found.facts[1].score
+
+
 def test_every_change_is_visible_to_the_next_search(backend: Backend) -> None:
     uid = backend.write("Deploy runbook", "Deploy with Argo CD.")
     assert [f.fact.uid for f in backend.search("deploy runbook").facts] == [uid]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
-from service.search.fusion import MIN_SCORE, fuse, min_max
+from service.search.fusion import MIN_SCORE, fuse, in_rank_order, min_max
 
 
 def test_min_max_maps_minimum_to_0001_and_maximum_to_1() -> None:
@@ -34,6 +36,24 @@ def test_weights_are_normalised_by_their_sum() -> None:
 
 def test_ties_are_broken_by_key() -> None:
     assert [k for k, _ in fuse([{"b": 1.0, "a": 1.0}], [1.0])] == ["a", "b"]
+
+
+def test_ties_are_broken_by_fact_id_when_given() -> None:
+    """Rows (or uids) are keys; the order of equal scores is the facts' (older first), on every backend."""
+    fact_id = {"row-2": 7, "row-10": 3, "row-1": 12}
+    ranked = fuse([{"row-2": 1.0, "row-10": 1.0, "row-1": 1.0}], [1.0], tie=fact_id.__getitem__)
+    assert [k for k, _ in ranked] == ["row-10", "row-2", "row-1"]
+
+
+def test_hits_ranked_elsewhere_take_the_same_order() -> None:
+    """OpenSearch hands equal scores back in Lucene document order (2.19 and 3.x differ): put in the rule's order."""
+    @dataclass
+    class Hit:
+        fact_id: int
+        score: float
+
+    hits = [Hit(9, 0.5), Hit(4, 0.5), Hit(2, 0.25), Hit(5, 0.75)]
+    assert [h.fact_id for h in in_rank_order(hits)] == [5, 4, 9, 2]
 
 
 def test_bad_weights_are_refused() -> None:

@@ -82,7 +82,10 @@ def test_served_order_equals_the_pure_fusion(hybrid) -> None:
     lexical_scores = {f.fact.uid: f.lexical for f in found.facts if f.lexical is not None}
     vector_scores = {f.fact.uid: f.vector for f in found.facts if f.vector is not None}
     settings = services.settings
-    expected = fuse([lexical_scores, vector_scores], [settings.lexical_weight, settings.vector_weight])
+    with services.store.read() as uow:
+        fact_id = {uid: row.id for uid, row in uow.facts.by_uids(profile.id, [f.fact.uid for f in found.facts]).items()}
+    expected = fuse([lexical_scores, vector_scores], [settings.lexical_weight, settings.vector_weight],
+                    tie=fact_id.__getitem__)
     assert [uid for uid, _ in expected] == [f.fact.uid for f in found.facts]
     assert [round(s, 6) for _, s in expected] == [round(f.score, 6) for f in found.facts]
     assert all(f.vector is None or f.vector >= settings.min_similarity for f in found.facts)

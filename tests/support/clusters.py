@@ -7,7 +7,10 @@
 - secured_opensearch: a local node with the security plugin's demo configuration (https with the demo CA,
   basic auth; tests/support/opensearch_node.py), as the Node: url, ca_file, admin, admin_cert,
   client_options(), create_user/create_role/delete_user/delete_role. Local route only (skip, or under CI
-  fail, when it cannot be built or started). Import it into the test module that needs it.
+  fail, when it cannot be built or started). Import it into the test module that needs it, and mark the tests
+  `secured`: on OpenSearch 3.x (OPENSEARCH_TEST_VERSION), whose security plugin Maven Central does not serve,
+  they skip, under CI too (tests/conftest.py).
+- open_opensearch: a local node without security, as the Node; real_opensearch's local route on 3.x.
 """
 
 from __future__ import annotations
@@ -52,12 +55,13 @@ def real_opensearch(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     route = os.environ.get("TEST_OPENSEARCH", "auto")  # auto | local | docker
     reasons: list[str] = []
     if route in ("auto", "local"):
+        local = "secured_opensearch" if opensearch_node.SECURITY_PLUGIN_SERVED else "open_opensearch"
         try:
-            node = request.getfixturevalue("secured_opensearch")
+            node = request.getfixturevalue(local)
         except pytest.skip.Exception as exc:
             reasons.append(str(exc))
         else:
-            yield least_privileged(node, "memory-tests")
+            yield least_privileged(node, "memory-tests") if node.secured else Cluster(node.url)
             return
     if route in ("auto", "docker"):
         try:
@@ -87,11 +91,23 @@ def _role_arguments(body: dict[str, object]) -> dict[str, object]:
 @pytest.fixture(scope="session")
 def secured_opensearch() -> Iterator[opensearch_node.Node]:
     """A secured local node for the session (see the module docstring)."""
+    if not opensearch_node.SECURITY_PLUGIN_SERVED:
+        pytest.skip(f"needs the security plugin: {opensearch_node.security_plugin_missing()}")
+    yield from _local_node(secured=True)
+
+
+@pytest.fixture(scope="session")
+def open_opensearch() -> Iterator[opensearch_node.Node]:
+    """A local node without the security plugin, for the session."""
+    yield from _local_node(secured=False)
+
+
+def _local_node(*, secured: bool) -> Iterator[opensearch_node.Node]:
     try:
         node = opensearch_node.start_node(progress=lambda line: print(f"[opensearch] {line}", flush=True),
-                                          secured=True)
+                                          secured=secured)
     except opensearch_node.NodeUnavailable as exc:
-        message = f"secured-OpenSearch tests cannot run: local node: {exc}"
+        message = f"{'secured-' if secured else ''}OpenSearch tests cannot run: local node: {exc}"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)

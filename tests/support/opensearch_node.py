@@ -1,6 +1,7 @@
 """A real single-node OpenSearch for the tests, built from Maven Central artifacts only: the names callers use.
 
     python -m tests.support.opensearch_node build     # fetch + lay out once (cached), print where
+    OPENSEARCH_TEST_VERSION=3.5.0 python -m …        # the same for OpenSearch 3.5.0 (default 2.19.1)
     python -m tests.support.opensearch_node run       # build if needed, start, print the URL; Ctrl-C/SIGTERM stop it
     python -m tests.support.opensearch_node run --secured  # the secured variant: also CA, admin, cert
     make opensearch / make opensearch-secured          # the same as `run` / `run --secured`
@@ -18,13 +19,16 @@ from tests.support.opensearch.build import MODULES, PAINLESS_POLICY, POM, build,
 from tests.support.opensearch.node import Node, start_node
 from tests.support.opensearch.runner import main
 from tests.support.opensearch.security import SecurityApiError
-from tests.support.opensearch.settings import (ADMIN_USER, DEMO_ADMIN_CERT, DEMO_ADMIN_KEY, DEMO_CA, HEAP, HOST,
-                                               PLUGIN_VERSION, PLUGINS, RUN_AS, SECURITY_PLUGIN, START_TIMEOUT,
-                                               VERSION, NodeUnavailable, cache_dir, home, java_home)
+from tests.support.opensearch.settings import (ADMIN_USER, DEFAULT_VERSION, DEMO_ADMIN_CERT, DEMO_ADMIN_KEY, DEMO_CA,
+                                               HEAP, HOST, MAJOR, PLUGIN_VERSION, PLUGINS, RUN_AS, SECURITY_PLUGIN,
+                                               SECURITY_PLUGIN_SERVED, START_TIMEOUT, VERSION, NodeUnavailable,
+                                               cache_dir, home, java_home, neural_search_zip,
+                                               security_plugin_missing)
 from tests.support.opensearch.supervisor import ORPHAN_STOP_TIMEOUT, supervise
 
 __all__ = [
-    "ADMIN_USER", "DEMO_ADMIN_CERT", "DEMO_ADMIN_KEY", "DEMO_CA", "HEAP", "HOST", "MODULES", "ORPHAN_STOP_TIMEOUT",
+    "ADMIN_USER", "DEFAULT_VERSION", "MAJOR", "SECURITY_PLUGIN_SERVED", "neural_search_zip", "security_plugin_missing",
+    "DEMO_ADMIN_CERT", "DEMO_ADMIN_KEY", "DEMO_CA", "HEAP", "HOST", "MODULES", "ORPHAN_STOP_TIMEOUT",
     "PAINLESS_POLICY", "PLUGINS", "PLUGIN_VERSION", "POM", "RUN_AS", "SECURITY_PLUGIN", "START_TIMEOUT", "VERSION",
     "Node", "NodeUnavailable", "SecurityApiError", "build", "cache_dir", "fetch", "home", "java_home", "main",
     "start_node", "supervise",

@@ -133,7 +133,8 @@ class EmbeddedSearch:
         weights = ranking.fusion_weights(vectors_on, s.lexical_weight, s.vector_weight)
         hits = [
             Hit(index.uids[r], index.fact_ids[r], score, lexical=words.top.get(r), vector=meaning.top.get(r))
-            for r, score in ranking.fused(words.top, meaning.top, vectors_on, weights, request.limit)
+            for r, score in ranking.fused(words.top, meaning.top, vectors_on, weights, request.limit,
+                                          index.fact_ids)
         ]
         known = exact(found_mode)
         once_known = np.nonzero(inactive & matched)[0] if known else np.zeros(0, dtype=np.int64)

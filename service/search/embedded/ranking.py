@@ -62,7 +62,8 @@ def fusion_weights(vectors_on: bool, lexical_weight: float, vector_weight: float
 
 
 def fused(lexical_top: dict[int, float], vector_top: dict[int, float], vectors_on: bool, weights: list[float],
-          limit: int) -> list[tuple[int, float]]:
-    """The best `limit` rows by the shared fusion of the sub-query lists, with their fused scores."""
+          limit: int, fact_ids: list[int]) -> list[tuple[int, float]]:
+    """The best `limit` rows by the shared fusion of the sub-query lists, with their fused scores (equal scores by
+    the rows' fact ids, `fact_ids[row]`, as on every backend)."""
     sub_queries = [lexical_top, vector_top] if vectors_on else [lexical_top]
-    return fuse(sub_queries, weights)[:limit]
+    return fuse(sub_queries, weights, tie=fact_ids.__getitem__)[:limit]

@@ -112,6 +112,7 @@ class OpenSearchBackend:
 
     def status(self) -> dict[str, Any]:
         problems = [*self.upkeep.unfit, *self.upkeep.lacking]
+        version = self.upkeep.version
         try:
             pending, oldest = self.canonical.lag()
         except BackendUnavailable as exc:  # the database check of /readyz reports it; keep this one going
@@ -141,6 +142,8 @@ class OpenSearchBackend:
             "indices": {"facts": self.names.facts, "queries": self.names.queries, "pipeline": self.names.pipeline
                         if self.embedder.enabled else None},
             "template_version": tpl.TEMPLATE_VERSION,
+            "cluster_version": version.number if version else None,
+            "notes": [version.note] if version and version.note else [],
             "profiles_failing": failing,
             "aggregates": self.aggregates.report(),
         }

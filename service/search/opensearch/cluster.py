@@ -4,11 +4,16 @@ least MIN_VERSION, with the k-NN and neural-search plugins. Each problem is one 
 2.19 is the minimum because the hybrid query sends `pagination_depth` (neural-search 2.19); the hybrid
 query itself and the normalization processor need neural-search, the vectors and the exact `knn_score` script
 need k-NN. Without vectors (MEMORY_EMBEDDER=none) neither plugin is used.
+
+This release is tested on TESTED_ON (the test suite runs on real 2.19.1 and 3.5.0 nodes). A newer major or minor
+is used all the same, with a note (ClusterVersion.note: logged once, shown by `memory opensearch check` and
+/readyz), never refused.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from opensearchpy import OpenSearch
@@ -17,7 +22,20 @@ from service.errors import BackendUnavailable
 from service.search.opensearch.client import translated
 
 MIN_VERSION = (2, 19, 0)
+TESTED = ((2, 19), (3, 0), (3, 1), (3, 2), (3, 3), (3, 4), (3, 5))  # (major, minor) this release is tested on
+TESTED_ON = "2.19.x and 3.x up to 3.5"
 PLUGINS = {"opensearch-knn": "k-NN", "opensearch-neural-search": "neural-search"}
+
+
+@dataclass(frozen=True)
+class ClusterVersion:
+    """What the cluster said it is, and what follows: `problems` (it cannot be used) or a `note` (a version this
+    release is not tested on: used all the same)."""
+
+    distribution: str
+    number: str
+    problems: list[str] = field(default_factory=list)
+    note: str | None = None
 
 
 def version_tuple(number: str) -> tuple[int, ...]:
@@ -32,18 +50,32 @@ def cluster_problems(client: OpenSearch, *, vectors: bool) -> list[str]:
 
 def version_problems(client: OpenSearch) -> list[str]:
     """Not OpenSearch, or older than MIN_VERSION: the service cannot use the cluster at all."""
+    return read_version(client).problems
+
+
+def read_version(client: OpenSearch) -> ClusterVersion:
+    """The cluster's distribution and version (GET /), judged: see ClusterVersion."""
     with translated("info"):
         info: dict[str, Any] = client.info()
     version = info.get("version", {})
-    distribution, number = version.get("distribution", "elasticsearch"), str(version.get("number", "0"))
+    return judged(str(version.get("distribution", "elasticsearch")), str(version.get("number", "0")))
+
+
+def judged(distribution: str, number: str) -> ClusterVersion:
     wanted = ".".join(map(str, MIN_VERSION))
     if distribution != "opensearch":
-        return [f"the cluster is {distribution} {number}, not OpenSearch: the service needs OpenSearch ≥ {wanted} "
-                "with the k-NN and neural-search plugins"]
+        return ClusterVersion(distribution, number, [
+            f"the cluster is {distribution} {number}, not OpenSearch: the service needs OpenSearch ≥ {wanted} "
+            "with the k-NN and neural-search plugins"])
     if version_tuple(number) < MIN_VERSION:
-        return [f"OpenSearch {number} is older than {wanted}, which the hybrid query needs (pagination_depth): "
-                f"upgrade the cluster to {wanted} or later"]
-    return []
+        return ClusterVersion(distribution, number, [
+            f"OpenSearch {number} is older than {wanted}, which the hybrid query needs (pagination_depth): "
+            f"upgrade the cluster to {wanted} or later"])
+    if version_tuple(number)[:2] not in TESTED:
+        return ClusterVersion(distribution, number, note=(
+            f"OpenSearch {number} is newer than the versions this release is tested on ({TESTED_ON}): it is used "
+            "all the same; `memory check` compares the mirror with the canonical store"))
+    return ClusterVersion(distribution, number)
 
 
 def plugin_problems(client: OpenSearch, *, vectors: bool) -> list[str]:

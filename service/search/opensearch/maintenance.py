@@ -30,7 +30,7 @@ from service.domain.ports.sources import MirrorSource
 from service.errors import BackendUnavailable
 from service.search.opensearch import templates as tpl
 from service.search.opensearch.client import IndexMissing, make_client, translated
-from service.search.opensearch.cluster import plugin_problems, version_problems
+from service.search.opensearch.cluster import ClusterVersion, plugin_problems, read_version
 from service.search.opensearch.documents import routing
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
@@ -168,10 +168,14 @@ class MirrorMaintenance:
 
     # --- check -------------------------------------------------------------------------------------
 
+    def cluster_version(self) -> ClusterVersion:
+        """What the cluster is, with a note when this release is not tested on its version."""
+        return read_version(self.client)
+
     def check_cluster(self) -> list[str]:
         """What keeps the cluster from serving this release (version, plugins, templates, pipeline, legacy
         indices), each with what to do; empty when all is well."""
-        problems = version_problems(self.client)
+        problems = list(read_version(self.client).problems)
         if problems:
             return problems
         problems = plugin_problems(self.client, vectors=self.embedder.enabled)

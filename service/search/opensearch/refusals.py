@@ -11,6 +11,11 @@ import re
 from typing import Any
 
 
+# The shard-limit refusal: 2.x says "… maximum shards open", 3.x names the shard pool, "… maximum LOCAL_ONLY shards
+# open" (or REMOTE_CAPABLE, whose budget is a setting of its own); `text` is lower-cased.
+_SHARD_BUDGET = re.compile(r"maximum (?:(?P<pool>local_only|remote_capable) )?shards open")
+
+
 def explain(error: Any) -> str:
     """One line: OpenSearch's own words (type: reason), then what to do about it."""
     if isinstance(error, dict) and isinstance(error.get("error"), dict):
@@ -34,9 +39,13 @@ def _advice(kind: str, reason: str) -> str:
     if kind == "cluster_block_exception":
         return (" -- the index is blocked for writes (index.blocks.write or read_only): lift the block; deliveries "
                 "resume by themselves")
-    if "maximum shards open" in text or "max_shards_per_node" in text:
-        return (" -- the cluster's shard budget is spent (cluster.max_shards_per_node, shared with everything on the "
-                "cluster): raise it or free shards; this deployment needs 2 × shards × (1 + replicas) of them")
+    budget = _SHARD_BUDGET.search(text)
+    if budget or "max_shards_per_node" in text:
+        setting = ("cluster.max_remote_capable_shards_per_node" if budget and budget["pool"] == "remote_capable"
+                   else "cluster.max_shards_per_node")
+        return (f" -- the cluster's shard budget is spent ({setting} or cluster.routing.allocation.total_shards_limit, "
+                "shared with everything on the cluster): raise it or free shards; this deployment needs "
+                "2 × shards × (1 + replicas) of them")
     if kind in ("strict_dynamic_mapping_exception", "mapper_parsing_exception", "document_parsing_exception"):
         return (" -- a document does not fit the index's mapping (an index built by another release?): `memory "
                 "opensearch check`, then `memory reindex` rebuilds it with this release's template")

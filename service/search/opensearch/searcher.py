@@ -118,6 +118,7 @@ class Searcher:
             by_meaning = cosine is not None and (cosine >= s.min_similarity or h["_id"] not in lexical_raw)
             meaning = cosine if by_meaning else None
             out.append(Hit(h["_id"], fact_id, float(h["_score"]), lexical=lexical_raw.get(h["_id"]), vector=meaning))
+        out = fusion.in_rank_order(out)  # equal scores as on every backend (OpenSearch: by Lucene document)
         matched, inactive, unembedded = _total(found), _total(inactive_answer), _total(unembedded_answer)
         mode = search_mode(vectors_on=True, all_embedded=unembedded == 0,
                            counts_known=matched is not None and inactive is not None)
@@ -143,7 +144,7 @@ class Searcher:
         found, *inactive_answer = answers
         raw = _scores(found)
         ids = {h["_id"]: int(h["_source"]["fact_id"]) for h in found["hits"]["hits"]}
-        ranked = fuse([raw], [1.0])[: request.limit]
+        ranked = fuse([raw], [1.0], tie=ids.__getitem__)[: request.limit]
         hits = [Hit(uid, ids[uid], score, lexical=raw[uid]) for uid, score in ranked]
         if not known:
             return SearchHits(None, None, hits, mode)

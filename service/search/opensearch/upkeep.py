@@ -24,7 +24,7 @@ from service.domain.ports.sources import MirrorSource
 from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.opensearch.backoff import ProfileBackoff
 from service.search.opensearch.client import IndexMissing, short
-from service.search.opensearch.cluster import plugin_problems, version_problems
+from service.search.opensearch.cluster import ClusterVersion, plugin_problems, read_version
 from service.search.opensearch.health import Health
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Delivery, Mirror
@@ -58,6 +58,7 @@ class MirrorUpkeep:
         self.backoff = ProfileBackoff(settings.opensearch_sync_interval)
         self.unfit: list[str] = []  # why the cluster cannot serve this release, as last checked
         self.lacking: list[str] = []  # plugins it lacks (searches run by words only, or no vectors)
+        self.version: ClusterVersion | None = None  # what the cluster said it is, as last checked
         self._dimension: int | None = None
         self._prepared = False
         self._unfit_until = 0.0
@@ -108,7 +109,11 @@ class MirrorUpkeep:
             if self.unfit and time.monotonic() < self._unfit_until:  # asked a moment ago: still unfit
                 raise ClusterUnfit(f"opensearch: {self.unfit[0]}")
             self._unfit_until = time.monotonic() + UNFIT_RECHECK_SECONDS
-            self.unfit = version_problems(self.client)
+            version = read_version(self.client)
+            if version.note and (self.version is None or self.version.number != version.number):
+                log.warning("%s", version.note)  # once per version seen: used all the same
+            self.version = version
+            self.unfit = list(version.problems)
             self.lacking = [] if self.unfit else plugin_problems(self.client, vectors=self.embedder.enabled)
             if not self.unfit and self.settings.opensearch_install == "check":
                 self.unfit = [f"{d}: an administrator runs `memory opensearch install`"

@@ -7,14 +7,24 @@ Callers use the facade tests/support/opensearch_node.py (start_node, Node, build
     python -m tests.support.opensearch_node run --secured  # the secured variant (below): also CA, admin, cert
     make opensearch / make opensearch-secured          # the same as `run` / `run --secured`
 
+The version: OPENSEARCH_TEST_VERSION (default 2.19.1; 3.5.0 is the 3.x the suite runs on). What differs (settings.py):
+- 2.x: every artifact from Maven Central; its integ-test zip has no modules but transport, so lang-painless and
+  analysis-common are fetched and laid out beside it; runs on a JDK 17 (or 21);
+- 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search, which comes
+  from OPENSEARCH_NEURAL_SEARCH_ZIP, else ../shared/opensearch-3/opensearch-neural-search-<VERSION>.0.zip (its
+  sha256 checked; built from the plugin's source tag, see that folder's README); needs a full JDK >= 21
+  (OPENSEARCH_JAVA_HOME, else the newest under /usr/lib/jvm with the jdk.incubator.vector and jdk.localedata
+  modules); no secured variant (the security plugin 3.x is not on Maven Central).
+
 What it does, in order:
 1. Fetch (build.py, `fetch`): `mvn package` on tests/support/opensearch/pom.xml copies the integ-test
-   distribution (core + transport-netty4), the k-NN and neural-search plugin zips and the lang-painless and
+   distribution, the k-NN plugin zip and, for 2.x, the neural-search plugin zip and the lang-painless and
    analysis-common module jars, all at VERSION, out of ~/.m2 (Maven's cache: a second build downloads nothing).
-2. Lay out (build.py, `build`): unzip the distribution, write the two modules' folders (jars + descriptor, as the full
-   distribution ships them: the integ-test zip has no modules but transport), install k-NN then neural-search
-   with the distribution's own `opensearch-plugin install`. The result is kept in CACHE_DIR/opensearch-VERSION
-   and reused by every later run; a half-built tree is never used (built under a temporary name, then renamed).
+2. Lay out (build.py, `build`): unzip the distribution, write the two modules' folders for 2.x (jars +
+   descriptor, as the full distribution ships them), install k-NN then neural-search with the distribution's
+   own `opensearch-plugin install`. The result is kept in CACHE_DIR/opensearch-VERSION and reused by every later
+   run (rebuilt when another neural-search zip is given); a half-built tree is never used (built under a
+   temporary name, then renamed).
 3. Run (node.py, `Node`): a fresh directory per node holds its config (a copy of the distribution's, plus a
    minimal single-node opensearch.yml: loopback only, disk watermarks off, no index created by a write alone, a fixed
    heap; no security plugin unless secured, below), data and logs. Started as the unprivileged user RUN_AS
@@ -57,8 +67,13 @@ porter_stem from analysis-common. k-NN's zip on Central carries no native librar
 service names `engine: lucene` (index_templates/memory-facts.json), which needs none.
 
 Environment (tests only; the service reads its own settings elsewhere):
-  OPENSEARCH_JAVA_HOME   the JDK to run it on (default: a JDK 17 under /usr/lib/jvm; 2.19 runs on 11-21)
-  MEMORY_TEST_CACHE      where the built distribution is kept (default: settings.cache_dir)
+  OPENSEARCH_TEST_VERSION       the node's version (default 2.19.1; 3.5.0)
+  OPENSEARCH_JAVA_HOME          the JDK to run it on (default: 2.x a JDK 17 under /usr/lib/jvm, 2.19 runs on 11-21;
+                                3.x the newest full JDK >= 21 there)
+  OPENSEARCH_NEURAL_SEARCH_ZIP  3.x: the neural-search plugin zip (default: ../shared/opensearch-3/)
+  OPENSEARCH_TEST_SIMD          off: leave the JDK's vector module out of the node's JVM (Lucene's SIMD vector
+                                code off; to measure what it is worth)
+  MEMORY_TEST_CACHE             where the built distribution is kept (default: settings.cache_dir)
 
 The modules, one job each:
   settings.py    the pins (VERSION, plugins, heap, user, host, timeouts), cache_dir, java_home, home,

