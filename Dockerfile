@@ -34,7 +34,9 @@ USER memory
 VOLUME ["/data"]
 EXPOSE 8080
 
+# Healthy once /readyz says ready (200): the database answers and the model is loaded (a degraded search mirror
+# still serves, and still answers 200).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=5 \
-    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=3)"
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/readyz', timeout=3)"
 
 CMD ["memory", "serve"]

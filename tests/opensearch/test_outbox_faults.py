@@ -2,12 +2,14 @@
 canonical store (matched_count null), /readyz says degraded with the lag; after the restart the backlog
 drains and `memory check` is clean.
 
-Run on two clusters that die differently:
+Run on three clusters that die differently:
 - osmem keeps nothing on disk, so the restarted cluster is EMPTY: what brings the mirror back is the
   backend noticing the missing aliases, recreating the indices and backfilling them from the canonical
   store, plus the outbox rows written during the outage;
 - a real OpenSearch node of this module's own (tests/support/opensearch_node.py), killed with SIGKILL and
-  started again on its data: only the outbox rows written during the outage have to be delivered."""
+  started again on its data: only the outbox rows written during the outage have to be delivered;
+- an OpenSearch container (testcontainers; marked `containers`, run by `make test-containers`), killed with
+  `docker kill` and started again on its data, on the same host port."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings
 from tests.support import opensearch_node
 from tests.support.clusters import Cluster, least_privileged, new_prefix
+from tests.support.containers.fixtures import OpenSearchNode
 from bench.lib.postgres import free_port
 
 @dataclass
@@ -91,8 +94,13 @@ def real_node(real_opensearch: Cluster) -> Iterator[tuple[opensearch_node.Node, 
 
 
 @pytest.fixture(params=[pytest.param("osmem", marks=pytest.mark.osmem),
-                        pytest.param("opensearch", marks=pytest.mark.opensearch)])
-def cluster(request: pytest.FixtureRequest) -> Iterator[Killable | KillableNode]:
+                        pytest.param("opensearch", marks=pytest.mark.opensearch),
+                        pytest.param("container", marks=pytest.mark.containers)])
+def cluster(request: pytest.FixtureRequest) -> Iterator[Killable | KillableNode | OpenSearchNode]:
+    if request.param == "container":  # testcontainers: `docker kill`, then `docker start` (its data is back)
+        node: OpenSearchNode = request.getfixturevalue("opensearch_container")
+        yield node
+        return
     if request.param == "opensearch":
         node, access = request.getfixturevalue("real_node")
         if not node.running():
@@ -113,8 +121,8 @@ def backend_of(services: Services) -> OpenSearchBackend:
     return services.backend
 
 
-def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, database_url: str,
-                                                              cluster: Killable | KillableNode) -> None:
+def test_outage_writes_succeed_search_degrades_backlog_drains(
+        tmp_path: Path, database_url: str, cluster: Killable | KillableNode | OpenSearchNode) -> None:
     services = build_services(mirrored_settings(tmp_path, database_url, cluster.access, new_prefix()))
     try:
         backend = backend_of(services)
@@ -162,7 +170,8 @@ def test_outage_writes_succeed_search_degrades_backlog_drains(tmp_path: Path, da
         services.close()
 
 
-def test_the_background_worker_drains_after_recovery(tmp_path: Path, cluster: Killable | KillableNode) -> None:
+def test_the_background_worker_drains_after_recovery(tmp_path: Path,
+                                                     cluster: Killable | KillableNode | OpenSearchNode) -> None:
     settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", cluster.access, new_prefix(),
                                  opensearch_sync_interval=0.2)
     services = build_services(settings)

@@ -22,18 +22,9 @@ from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings, settle
 from tests.opensearch.fakes import FakeEmbedder
-from tests.support.clusters import Cluster, new_prefix, remove_prefix
+from tests.support.clusters import Cluster
 
 pytestmark = pytest.mark.opensearch
-
-
-@pytest.fixture
-def prefix(real_opensearch: Cluster) -> Iterator[str]:
-    name = new_prefix()
-    try:
-        yield name
-    finally:
-        remove_prefix(real_opensearch, name)
 
 
 @pytest.fixture
@@ -164,3 +155,4 @@ def test_close_vectors_of_other_profiles_never_crowd_out_a_profiles_facts(hybrid
     assert found.mode == "hybrid" and found.matched_count == 5
     assert {f.fact.uid for f in found.facts} == mine and all(f.vector is not None for f in found.facts)
     assert hybrid.search.search(beta, "deploy kubernetes cluster", limit=50).matched_count == 60
+

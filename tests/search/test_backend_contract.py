@@ -6,6 +6,8 @@
                        only the lexical contract runs there)
     opensearch-lexical the OpenSearch mirror on a real node, MEMORY_EMBEDDER=none
     opensearch-hybrid  the OpenSearch mirror on a real node with vectors (hybrid query + pipeline)
+    container-lexical, container-hybrid  the same on an OpenSearch container (testcontainers; marked `containers`:
+                       `make test-containers` runs them)
 
 Every test goes through the service (SearchService, FactService, QueryLog) exactly as the MCP tools do, so
 a behaviour difference between backends fails here instead of hiding. Expectations are written once, from
@@ -34,6 +36,8 @@ BACKENDS = [
     pytest.param(("osmem", False), id="osmem-lexical", marks=pytest.mark.osmem),
     pytest.param(("opensearch", False), id="opensearch-lexical", marks=pytest.mark.opensearch),
     pytest.param(("opensearch", True), id="opensearch-hybrid", marks=pytest.mark.opensearch),
+    pytest.param(("container", False), id="container-lexical", marks=pytest.mark.containers),
+    pytest.param(("container", True), id="container-hybrid", marks=pytest.mark.containers),
 ]
 
 
@@ -90,12 +94,18 @@ def cluster_opensearch(real_opensearch: Cluster) -> Iterator[Cluster]:
 
 
 @pytest.fixture
+def cluster_container(opensearch_container) -> Iterator[Cluster]:  # noqa: ANN001 - the session's OpenSearchNode
+    yield opensearch_container.access
+
+
+@pytest.fixture
 def prefix(request: pytest.FixtureRequest) -> Iterator[str]:
     """The test's own deployment prefix on the real cluster (removed after it)."""
     name = new_prefix()
     yield name
-    if "cluster_opensearch" in request.fixturenames:
-        remove_prefix(request.getfixturevalue("cluster_opensearch"), name)
+    for real in ("cluster_opensearch", "cluster_container"):
+        if real in request.fixturenames:
+            remove_prefix(request.getfixturevalue(real), name)
 
 
 # --- what matches ---------------------------------------------------------------------------------------
