@@ -5,6 +5,7 @@ the machine's Go toolchain (the official source, through the Go module proxy) in
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -44,16 +45,28 @@ def ensure(progress: Callable[[str], None] = print) -> str:
                                     f"into {PLUGIN.parent}, or Go")
     started = time.monotonic()
     progress(f"building Compose {COMPOSE_VERSION} from {COMPOSE_MODULE} with {go} (once per machine)")
-    with tempfile.TemporaryDirectory(prefix="compose-") as gobin:
+    # `go install module/cmd@version` refuses a module whose go.mod has replace/exclude directives (compose's
+    # has): its source is downloaded through the module proxy, then built as the main module, as its Makefile does.
+    env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod")
+    download = subprocess.run([go, "mod", "download", "-json", f"{COMPOSE_MODULE}@{COMPOSE_VERSION}"], env=env,
+                              capture_output=True, text=True, timeout=1800)
+    if download.returncode != 0:
+        raise ContainersUnavailable(f"go mod download {COMPOSE_MODULE}@{COMPOSE_VERSION} failed:\n"
+                                    f"{(download.stdout + download.stderr)[-2000:]}")
+    source = Path(json.loads(download.stdout)["Dir"])
+    with tempfile.TemporaryDirectory(prefix="compose-") as work:
+        tree = Path(work) / "compose"
+        shutil.copytree(source, tree)
+        for path in [tree, *tree.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)  # the module cache is read-only; go may write go.sum
         flags = f"-s -w -X {COMPOSE_MODULE}/internal.Version={COMPOSE_VERSION}"
-        result = subprocess.run([go, "install", "-ldflags", flags, f"{COMPOSE_MODULE}/cmd@{COMPOSE_VERSION}"],
-                                env=dict(os.environ, GOBIN=gobin, CGO_ENABLED="0"), capture_output=True, text=True,
-                                timeout=1800)
+        result = subprocess.run([go, "build", "-trimpath", "-ldflags", flags, "-o", str(Path(work) / "docker-compose"),
+                                 "./cmd"], cwd=tree, env=env, capture_output=True, text=True, timeout=3600)
         if result.returncode != 0:
-            raise ContainersUnavailable(f"go install {COMPOSE_MODULE}/cmd@{COMPOSE_VERSION} failed:\n"
+            raise ContainersUnavailable(f"go build of Compose {COMPOSE_VERSION} failed:\n"
                                         f"{(result.stdout + result.stderr)[-2000:]}")
         PLUGIN.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(Path(gobin) / "cmd"), PLUGIN)
+        shutil.move(str(Path(work) / "docker-compose"), PLUGIN)
     PLUGIN.chmod(0o755)
     found = version()
     if not found:

@@ -71,7 +71,9 @@ def wait_green(url: str, within: float = GREEN_WITHIN) -> None:
     try:
         while True:
             try:
-                if client.cluster.health(wait_for_status="green", timeout="2s")["status"] == "green":
+                health = client.transport.perform_request("GET", "/_cluster/health",
+                                                          params={"wait_for_status": "green", "timeout": "2s"})
+                if health["status"] == "green":
                     return
             except Exception:  # noqa: BLE001 - not up yet
                 if time.monotonic() > deadline:
