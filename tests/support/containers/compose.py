@@ -19,6 +19,7 @@ from tests.support.containers.engine import ContainersUnavailable
 
 COMPOSE_MODULE = "github.com/docker/compose/v2"
 COMPOSE_VERSION = "v2.40.3"
+GO_DEFAULT = Path("/usr/local/go/bin/go")  # the official tarball's place, when it is not on PATH
 PLUGIN = Path.home() / ".docker" / "cli-plugins" / "docker-compose"
 
 
@@ -39,7 +40,7 @@ def ensure(progress: Callable[[str], None] = print) -> str:
     if found:
         progress(f"docker compose {found}")
         return found
-    go = shutil.which("go")
+    go = shutil.which("go") or next((str(p) for p in [GO_DEFAULT] if p.exists()), None)
     if go is None:
         raise ContainersUnavailable("no Compose v2 plugin and no Go toolchain to build it: install docker-compose v2 "
                                     f"into {PLUGIN.parent}, or Go")

@@ -4,9 +4,11 @@ need a Docker engine: `make test-containers` starts one; without one they skip w
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -64,23 +66,21 @@ class OpenSearchNode:
 
 
 def wait_green(url: str, within: float = GREEN_WITHIN) -> None:
-    from opensearchpy import OpenSearch
-
-    client = OpenSearch(hosts=[url])
+    """Until the node says green (opensearch-py's `timeout` keyword is its own socket timeout, not the cluster's
+    wait: the health call goes through urllib)."""
     deadline = time.monotonic() + within
-    try:
-        while True:
-            try:
-                health = client.transport.perform_request("GET", "/_cluster/health",
-                                                          params={"wait_for_status": "green", "timeout": "2s"})
-                if health["status"] == "green":
+    health = f"{url}/_cluster/health?wait_for_status=green&timeout=2s"
+    while True:
+        try:
+            with urllib.request.urlopen(health, timeout=10) as answer:
+                if json.load(answer)["status"] == "green":
                     return
-            except Exception:  # noqa: BLE001 - not up yet
-                if time.monotonic() > deadline:
-                    raise
-            time.sleep(0.5)
-    finally:
-        client.close()
+        except (OSError, ValueError, KeyError):  # not up yet (refused, reset, a 408 while not green)
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url} not green within {within:.0f} s")
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="session")
