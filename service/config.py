@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     # auto: the service installs (and updates) its templates and pipeline; check: an administrator installs
     # them (`memory opensearch install`) and the service only checks they are there and match.
     opensearch_install: Literal["auto", "check"] = "auto"
+    # /readyz while degraded (searches answered lexically from the canonical store, a permission missing, the
+    # outbox lagging): true answers 200 (`degraded: true`, a degraded service still serves); false answers 503,
+    # for teams whose load balancer should fail over to a healthy replica.
+    ready_when_degraded: bool = True
 
     embedder: Literal["minilm", "openai", "none"] = "minilm"
     embedder_url: str | None = None

@@ -95,7 +95,13 @@ class Services:
         if checks["search"].get("state") not in ("ready", "degraded"):
             reasons.append(f"search backend {checks['search'].get('state')}")
         reasons.extend(_embedder_not_ready(checks["embedder"]))
-        report: dict[str, Any] = {"ready": not reasons, "checks": checks}
+        degraded = [f"search: {problem}" for problem in checks["search"].get("problems", [])] \
+            if checks["search"].get("state") == "degraded" else []
+        if degraded and not self.settings.ready_when_degraded:
+            reasons.append("degraded (MEMORY_READY_WHEN_DEGRADED=false): " + "; ".join(degraded))
+        report: dict[str, Any] = {"ready": not reasons, "degraded": bool(degraded), "checks": checks}
+        if degraded:
+            report["degraded_reasons"] = degraded
         if reasons:
             report["reason"] = "; ".join(reasons)
         return report
@@ -196,6 +202,15 @@ def mirror_maintenance(settings: Settings, db: Database, embedder: Embedder) -> 
         yield mirror
     finally:
         mirror.close()
+
+
+def opensearch_role(settings: Settings, *, legacy: bool) -> dict[str, Any]:
+    """The least-privilege role of the service's OpenSearch user for settings' prefix and install mode (no
+    cluster needed)."""
+    from service.search.opensearch.role import role
+    from service.search.opensearch.templates import Names
+
+    return role(Names(settings.opensearch_prefix), install=settings.opensearch_install, legacy=legacy)
 
 
 def build_profiles(settings: Settings, store: CanonicalStore) -> tuple[ProfileService, GrantService,

@@ -249,6 +249,11 @@ class HealthBody(BaseModel):
 
 class ReadyBody(BaseModel):
     ready: bool
+    degraded: bool = Field(default=False, description=(
+        "Serving, but not fully: searches answered lexically from the canonical store, a permission missing, the "
+        "outbox lagging... Still 200 unless MEMORY_READY_WHEN_DEGRADED=false."))
+    degraded_reasons: list[str] | None = Field(default=None, description=(
+        "Why degraded (loopback callers or with a valid token)."))
     checks: dict[str, dict[str, Any]] = Field(
         description="Each check's `state`; details (counts, errors) only for loopback callers or with a valid token.")
     reason: str | None = None

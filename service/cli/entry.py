@@ -10,6 +10,8 @@ from service.cli.early import start_model_early
 
 def main() -> None:
     start_model_early(sys.argv[1:])
+    from service import logs
     from service.cli.main import app
 
+    logs.quiet_clients()
     app()

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import Progress, TaskID
 
-from service.cli.output import console, emit, failures
+from service.cli.output import console, echo_plain, emit, failures
 from service.config import Settings
 from service.container import build_database, build_embedder, build_store, mirror_maintenance
 from service.domain import portability
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
                 if mirror is not None and profile is None:
                     result["mirror"] = mirror.rebuild(
                         progress=ticker(progress, progress.add_task("rebuilding the mirror", total=None)))
-            emit(as_json, result, lambda: console.print(f"done: {result}"))
+            emit(as_json, result, lambda: echo_plain({"done": result}))
 
     @app.command()
     def check(
@@ -92,12 +92,14 @@ def register(app: typer.Typer) -> None:
                 for name in _targets(profiles, profile):
                     ref = profiles.get(name)
                     found = maintenance.check(ref)
-                    if mirror is not None:
+                    if mirror is not None and mirror.unusable:  # its advice (reindex) could not help
+                        found["mirror"] = "not compared: the cluster cannot be used (see cluster)"
+                    elif mirror is not None:
                         found = {**found, **mirror.check(ref)}
                     if found:
                         problems[name] = found
             emit(as_json, {"ok": not problems, "differences": problems},
-                 lambda: console.print("no differences" if not problems else json.dumps(problems, indent=2)))
+                 lambda: typer.echo("no differences") if not problems else echo_plain(problems))
             if problems:
                 raise typer.Exit(code=1)
 

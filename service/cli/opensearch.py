@@ -15,9 +15,9 @@ from typing import Annotated, Any
 
 import typer
 
-from service.cli.output import console, emit, failures
+from service.cli.output import echo_plain, emit, failures
 from service.config import Settings
-from service.container import build_database, build_embedder, mirror_maintenance
+from service.container import build_database, build_embedder, mirror_maintenance, opensearch_role
 from service.errors import InvalidInput
 
 app = typer.Typer(help="The OpenSearch cluster of the scale-out deployment: install, check, role.",
@@ -48,7 +48,7 @@ def install(
                 typer.echo(json.dumps(bodies, indent=None if as_json else 2, ensure_ascii=False))
                 return
             report: dict[str, Any] = mirror.install()
-        emit(as_json, report, lambda: console.print(f"installed: {report}", highlight=False, soft_wrap=True))
+        emit(as_json, report, lambda: echo_plain({"installed": report}))
 
 
 @app.command()
@@ -63,8 +63,7 @@ def check(as_json: JsonOpt = False) -> None:
         notes = [version.note] if version.note else []
         lines = problems or [f"the cluster (OpenSearch {version.number}) can serve this release"]
         emit(as_json, {"ok": not problems, "problems": problems, "version": version.number, "notes": notes},
-             lambda: console.print("\n".join([*lines, *(f"note: {n}" for n in notes)]), highlight=False,
-                                   soft_wrap=True))
+             lambda: typer.echo("\n".join([*lines, *(f"note: {n}" for n in notes)])))
         if problems:
             raise typer.Exit(code=1)
 
@@ -73,17 +72,18 @@ def check(as_json: JsonOpt = False) -> None:
 def role(
     install_mode: Annotated[str | None, typer.Option(
         "--install", help="auto (the service puts its templates) or check (an administrator does); "
-                          "default MEMORY_OPENSEARCH_INSTALL.")] = None,
+                          "default MEMORY_OPENSEARCH_INSTALL (auto).")] = None,
+    prefix: Annotated[str | None, typer.Option(
+        "--prefix", help="The deployment's MEMORY_OPENSEARCH_PREFIX; default the configured one (memory).")] = None,
     legacy: Annotated[bool, typer.Option(
         "--legacy", help="Also the indices of the per-profile layout of earlier releases (until `memory "
                          "reindex` has moved them).")] = False,
 ) -> None:
-    """Print the least-privilege role of the service's user (PUT _plugins/_security/api/roles/<name>)."""
+    """Print the least-privilege role of the service's user (PUT _plugins/_security/api/roles/<name>); needs no
+    cluster."""
     with failures(False):
-        settings = _settings()
-        mode = install_mode or settings.opensearch_install
-        if mode not in ("auto", "check"):
-            raise InvalidInput(f"--install must be auto or check (got {mode!r})", param="install")
-        with mirror_maintenance(settings, build_database(settings), build_embedder(settings)) as mirror:
-            assert mirror is not None
-            typer.echo(json.dumps(mirror.role(install=mode, legacy=legacy), indent=2))
+        overrides: dict[str, Any] = {"opensearch_prefix": prefix} if prefix is not None else {}
+        if install_mode is not None:
+            overrides["opensearch_install"] = install_mode
+        settings = Settings(**overrides)  # the same validation as the environment's (prefix, install mode)
+        typer.echo(json.dumps(opensearch_role(settings, legacy=legacy), indent=2))

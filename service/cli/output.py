@@ -21,6 +21,51 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def plain(data: Any, indent: int = 0) -> list[str]:
+    """A report as plain lines for a terminal (never wrapped, nothing escaped): `key: value` for a value, `key:`
+    and its items indented below for a mapping or a list of several, `- item` for a list's items."""
+    pad = "  " * indent
+    if isinstance(data, dict):
+        lines = []
+        for key, value in data.items():
+            if isinstance(value, dict) and value or isinstance(value, list) and not _short(value):
+                lines += [f"{pad}{key}:", *plain(value, indent + 1)]
+            else:
+                lines.append(f"{pad}{key}: {_scalar(value)}")
+        return lines
+    if isinstance(data, list):
+        lines = []
+        for item in data:
+            if isinstance(item, dict | list):
+                inner = plain(item, indent + 1)
+                lines += [f"{pad}- {inner[0].strip()}", *inner[1:]] if inner else [f"{pad}-"]
+            else:
+                lines.append(f"{pad}- {_scalar(item)}")
+        return lines
+    return [f"{pad}{_scalar(data)}"]
+
+
+def _short(items: list[Any]) -> bool:
+    """A list shown on its key's line: scalars only, each short (ids, a version and a status, ...)."""
+    return all(not isinstance(i, dict | list) and len(str(i)) <= 40 for i in items)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, list):  # empty, or a single item
+        return ", ".join(_scalar(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return "none"
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def echo_plain(data: Any) -> None:
+    typer.echo("\n".join(plain(data)))
+
+
 def emit(as_json: bool, data: dict[str, Any], human: Callable[[], None]) -> None:
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False))

@@ -156,7 +156,7 @@ def test_readyz_verdict_is_public_details_need_loopback_or_a_token(client: TestC
     with _non_loopback(services) as remote:
         public = remote.get("/readyz")
         assert public.status_code == 200
-        assert public.json() == {"ready": True,
+        assert public.json() == {"ready": True, "degraded": False,
                                  "checks": {name: {"state": c["state"]} for name, c in full["checks"].items()}}
         assert remote.get("/readyz", headers=alpha.headers).json() == full
         assert remote.get("/readyz", headers={"Authorization": "Bearer mem_wrong"}).json() == public.json()

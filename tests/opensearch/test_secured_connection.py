@@ -231,8 +231,11 @@ def test_a_missing_permission_is_named_as_opensearch_names_it(secured_opensearch
             assert cycle.value.permission and cycle.value.permission.split(":")[0] in ("indices", "cluster")
             status = backend.status()
             assert status["state"] == "degraded" and status["reachable"] is False
-            assert status["problems"][0].startswith("OpenSearch denied ")
-            assert f"lacks the permission [{cycle.value.permission}]" in status["problems"][0]
+            denied = [line for line in status["problems"] if line.startswith("OpenSearch denied ")]
+            assert denied and f"lacks the permission [{cycle.value.permission}]" in denied[0]
+            # and every other permission of the role it lacks, named up front by the probes (permissions.py)
+            assert any("lacks the cluster permission [indices:data/read/msearch]" in line
+                       for line in status["problems"]), status["problems"]
         finally:
             services.close()
 

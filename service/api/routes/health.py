@@ -22,7 +22,8 @@ def healthz() -> HealthBody:
 
 
 @router.get("/readyz", response_model=ReadyBody, response_description="Ready.", responses={
-    503: {"description": "Not ready: a dependency is unreachable or the model is not loaded.",
+    503: {"description": "Not ready: a dependency is unreachable or the model is not loaded (or degraded, with "
+                         "MEMORY_READY_WHEN_DEGRADED=false).",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReadyBody"}}}},
     **responses(421),
 })
@@ -34,7 +35,7 @@ async def readyz(request: Request, svc: ServicesDep) -> JSONResponse:
                               HostPolicy.refusal(request.headers.get("host", "")))
     report = await anyio.to_thread.run_sync(svc.readiness)
     if not (is_loopback_client(request.scope) or await anyio.to_thread.run_sync(_token_valid, svc, request)):
-        report = {"ready": report["ready"],
+        report = {"ready": report["ready"], "degraded": report["degraded"],
                   "checks": {name: {"state": check.get("state")} for name, check in report["checks"].items()}}
     body = ReadyBody.model_validate(report)  # its status is chosen here: answered as is, not through FastAPI's
     return JSONResponse(body.model_dump(mode="json", exclude_unset=True), status_code=200 if body.ready else 503)

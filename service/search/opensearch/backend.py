@@ -111,7 +111,7 @@ class OpenSearchBackend:
         self.upkeep.sync_now()
 
     def status(self) -> dict[str, Any]:
-        problems = [*self.upkeep.unfit, *self.upkeep.lacking]
+        problems = [*self.upkeep.unfit, *self.upkeep.denied, *self.upkeep.lacking]
         version = self.upkeep.version
         try:
             pending, oldest = self.canonical.lag()

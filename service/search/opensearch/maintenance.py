@@ -34,6 +34,7 @@ from service.search.opensearch.cluster import ClusterVersion, plugin_problems, r
 from service.search.opensearch.documents import routing
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
+from service.search.opensearch.permissions import denials, problems as permission_problems
 from service.search.opensearch.role import role
 
 REPLAY_MARGIN = timedelta(seconds=30)  # clock skew between processes marking rows delivered
@@ -54,6 +55,7 @@ class MirrorMaintenance:
         self.names = self.indices.names
         self.canonical = canonical  # the canonical store, through its port (service.store.canonical)
         self.mirror = Mirror(self.client, self.canonical, embedder.enabled, self.indices.dimension, self.names)
+        self.unusable = False  # check_cluster found the cluster unusable (version, permissions): no mirror advice
 
     def close(self) -> None:
         self.client.close()
@@ -176,9 +178,14 @@ class MirrorMaintenance:
         """What keeps the cluster from serving this release (version, plugins, templates, pipeline, legacy
         indices), each with what to do; empty when all is well."""
         problems = list(read_version(self.client).problems)
+        self.unusable = bool(problems)
         if problems:
             return problems
         problems = plugin_problems(self.client, vectors=self.embedder.enabled)
+        denied = permission_problems(denials(self.client, self.names), self.names)
+        if denied:  # what follows (templates, legacy indices) would fail on the same refusals: the grants first
+            self.unusable = True
+            return problems + denied
         fix = "`memory reindex` puts them" if self.settings.opensearch_install == "auto" else \
             "an administrator runs `memory opensearch install`"
         problems += [f"{d}: {fix}" for d in self.indices.differences()]

@@ -24,16 +24,22 @@ from service.domain.ports.sources import MirrorSource
 from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.opensearch.backoff import ProfileBackoff
 from service.search.opensearch.client import IndexMissing, short
+from service.search.opensearch.connection import PermissionMissing
 from service.search.opensearch.cluster import ClusterVersion, plugin_problems, read_version
 from service.search.opensearch.health import Health
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Delivery, Mirror
+from service.search.opensearch.permissions import denials, problems as permission_problems
 from service.search.opensearch.worker import SyncWorker
 
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
-UNFIT_RECHECK_SECONDS = 30.0  # an unfit cluster (too old, a plugin or template missing) is asked again after
+# An unfit cluster (too old, a plugin missing, templates not installed with MEMORY_OPENSEARCH_INSTALL=check) is
+# asked again after this; the worker's cycle (every MEMORY_OPENSEARCH_SYNC_INTERVAL, 2 s) does not back off for it,
+# so an administrator's `memory opensearch install` is noticed within 5 s.
+UNFIT_RECHECK_SECONDS = 3.0
+PERMISSIONS_RECHECK_SECONDS = 60.0  # the role's permissions are tried again after (at once after a 403)
 PREPARE_WAIT_SECONDS = 2.0  # a search waits this long for another thread's preparation, then answers degraded
 
 
@@ -58,6 +64,8 @@ class MirrorUpkeep:
         self.backoff = ProfileBackoff(settings.opensearch_sync_interval)
         self.unfit: list[str] = []  # why the cluster cannot serve this release, as last checked
         self.lacking: list[str] = []  # plugins it lacks (searches run by words only, or no vectors)
+        self.denied: list[str] = []  # permissions of the role the cluster refuses this user (permissions.py)
+        self._permissions_due = 0.0
         self.version: ClusterVersion | None = None  # what the cluster said it is, as last checked
         self._dimension: int | None = None
         self._prepared = False
@@ -85,6 +93,8 @@ class MirrorUpkeep:
     def failed(self, exc: BaseException) -> None:
         """Account for a failure of any path: a missing index is rebuilt at the next preparation; a failure of
         the cluster itself rests it (an embedder's failure, or one already accounted for, says nothing)."""
+        if isinstance(exc, PermissionMissing):
+            self._permissions_due = 0.0  # which permission, on what: tried again at the next cycle
         if isinstance(exc, IndexMissing):
             self._prepared = False
         elif isinstance(exc, BackendUnavailable) and not isinstance(
@@ -113,19 +123,43 @@ class MirrorUpkeep:
             if version.note and (self.version is None or self.version.number != version.number):
                 log.warning("%s", version.note)  # once per version seen: used all the same
             self.version = version
+            before = self.unfit
             self.unfit = list(version.problems)
             self.lacking = [] if self.unfit else plugin_problems(self.client, vectors=self.embedder.enabled)
+            if not self.unfit:
+                self.check_permissions(force=True)
             if not self.unfit and self.settings.opensearch_install == "check":
                 self.unfit = [f"{d}: an administrator runs `memory opensearch install`"
                               for d in self.indices.differences()]
             if self.unfit:
+                if self.unfit != before:
+                    log.warning("the cluster cannot serve this release (searches answer degraded): %s",
+                                "; ".join(self.unfit))
                 raise ClusterUnfit(f"opensearch: {self.unfit[0]}")
+            if before:
+                log.info("the cluster can serve this release now")
             if self.settings.opensearch_install == "auto":
                 self.indices.install()
             self.mirror.fill_created(self.indices.ensure())
             self._prepared = True
         finally:
             self._preparing.release()
+
+    def check_permissions(self, *, force: bool = False) -> None:
+        """Try the role's permissions (permissions.py) when due: at preparation, every
+        PERMISSIONS_RECHECK_SECONDS, and at the next cycle after a 403. A cluster that cannot be asked keeps the
+        last findings (the reachability check names why)."""
+        if not force and time.monotonic() < self._permissions_due:
+            return
+        self._permissions_due = time.monotonic() + PERMISSIONS_RECHECK_SECONDS
+        try:
+            found = permission_problems(denials(self.client, self.names), self.names)
+        except BackendUnavailable:
+            return
+        if found and found != self.denied:
+            for line in found:
+                log.warning("%s", line)
+        self.denied = found
 
     def install(self) -> dict[str, Any]:
         report = self.indices.install()
@@ -171,7 +205,11 @@ class MirrorUpkeep:
         wait their turn), and embed facts still lacking a vector."""
         with self._cycling:  # two at once would both embed the same unembedded facts and enqueue them twice
             try:
-                self.prepare()
+                try:
+                    self.prepare()
+                except ClusterUnfit:  # said once (prepare logs it), asked again every UNFIT_RECHECK_SECONDS
+                    return
+                self.check_permissions()
                 self.mirror.settle_renames()
                 self._deliver_pending()
                 if self._embed_missing():  # re-enqueued with their vectors: deliver them now
