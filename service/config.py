@@ -114,7 +114,8 @@ class Settings(BaseSettings):
         if isinstance(url, str) and "@" in urlsplit(url.strip()).netloc:
             if given:
                 raise ValueError("MEMORY_OPENSEARCH_URL holds user:password@ and "
-                                 f"{' and '.join(f'MEMORY_{name.upper()}' for name in given)} is set too: give the "
+                                 f"{' and '.join(f'MEMORY_{name.upper()}' for name in given)} "
+                                 f"{'are' if len(given) > 1 else 'is'} set too: give the "
                                  "credentials once, preferably as MEMORY_OPENSEARCH_USERNAME and "
                                  "MEMORY_OPENSEARCH_PASSWORD (or _PASSWORD_FILE)")
             parts = urlsplit(url.strip())

@@ -82,6 +82,16 @@ def test_userinfo_and_the_separate_settings_conflict(tmp_path: Path) -> None:
         assert "MEMORY_OPENSEARCH_URL holds user:password@" in message and "give the credentials once" in message
 
 
+def test_the_conflict_names_each_variable_set_too_in_a_sentence(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text(SECRET)
+    url = f"https://memory:{SECRET}@search.internal:9200"
+    one = refusal(tmp_path, opensearch_url=url, opensearch_password_file=str(tmp_path / "pw"))
+    assert "holds user:password@ and MEMORY_OPENSEARCH_PASSWORD_FILE is set too:" in one
+    two = refusal(tmp_path, opensearch_url=url, opensearch_username="other",
+                  opensearch_password_file=str(tmp_path / "pw"))
+    assert "and MEMORY_OPENSEARCH_USERNAME and MEMORY_OPENSEARCH_PASSWORD_FILE are set too:" in two
+
+
 def test_the_environment_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     password_file = tmp_path / "opensearch-password"
     password_file.write_text(SECRET + "\n")
