@@ -5,7 +5,9 @@ all five tools, and a wrong token. Without a terminal the Inspector goes for OAu
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from pathlib import Path
 
 from tests.conftest import ProfileAccess
 
@@ -46,3 +48,17 @@ def test_a_wrong_token_or_profile_names_the_token(inspector_cli: list[str], base
                        (f"{base_url}/mcp/alpah", alpha.token)):
         code, out = inspect(inspector_cli, url, token, "--method", "tools/list")
         assert code != 0 and "token" in json.dumps(out).lower(), (url, out)
+
+
+def test_readme_names_the_node_version_the_pinned_inspector_needs() -> None:
+    """README's Inspector paragraph says which Node the pinned Inspector needs (its `engines`; npm only warns
+    on an older one). No Node needed: it reads tests/clients/inspector/package-lock.json."""
+    root = Path(__file__).resolve().parents[2]
+    lock = json.loads((root / "tests/clients/inspector/package-lock.json").read_text())
+    needs = lock["packages"]["node_modules/@modelcontextprotocol/inspector"]["engines"]["node"]
+    version = re.fullmatch(r">=\s*(\d+\.\d+)(?:\.0)?", needs)
+    assert version, needs
+    readme = (root / "README.md").read_text()
+    start = readme.index("or with the MCP Inspector's CLI")
+    paragraph = readme[start:readme.index("npx @modelcontextprotocol/inspector", start)]
+    assert f"Node ≥ {version.group(1)}" in paragraph, paragraph

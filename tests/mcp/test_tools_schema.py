@@ -98,3 +98,20 @@ def test_server_info_names_the_version_and_the_address_opens_the_dashboard(base_
     assert (info["name"], info["version"]) == ("memory", __version__)
     root = httpx.get(f"{base_url}/", follow_redirects=False, timeout=10)
     assert root.status_code == 307 and root.headers["location"] == "/ui/"
+
+
+async def test_readme_marks_exactly_the_arguments_each_tool_requires(base_url: str, alpha: ProfileAccess) -> None:
+    """README's "The five tools" table says `(required` after each argument a tool's input schema requires, and
+    after no other (a client author reads the table, not the schema)."""
+    import re
+    from pathlib import Path
+
+    async with mcp_client(base_url, "alpha", alpha.token) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## The five tools\n", 1)[1].split("\n## ", 1)[0]
+    rows = dict(re.findall(r"^\| `(memory_\w+)` \| ([^|]*) \|", section, re.M))
+    assert set(rows) == FIVE
+    for name, tool in tools.items():
+        marked = set(re.findall(r"`(\w+)` \(required", rows[name]))
+        assert marked == set(tool.input_schema.get("required", [])), (name, rows[name])
