@@ -124,6 +124,29 @@ def test_a_consent_code_works_once_for_its_profile_within_ten_minutes(live) -> N
         assert expired.submit(page).status_code == 404  # the code and the request are both over
 
 
+def test_a_spent_consent_code_is_told_apart_from_a_wrong_one(live) -> None:
+    """A consent code used before, or expired, is named as such on the page (the store keeps both), not as
+    "neither a token nor a code"; a code never issued still is."""
+    base, services, _, _ = live
+    code = services.grants.consent_code("alpha").code
+    assert approved(base, code, f"{base}/mcp/alpha").exchange(base).status_code == 200
+    again = Browser(code)
+    used = again.submit(_page(base, again, f"{base}/mcp/alpha"))
+    assert used.status_code == 403 and "(4 attempts left)" in used.text
+    assert "that code from memory grant code was already used" in used.text and "neither" not in used.text
+    assert "run memory grant code alpha for a new one" in used.text
+    late = Browser(services.grants.consent_code("alpha").code)
+    with frozen_at(utcnow() + timedelta(minutes=9)):
+        page = _page(base, late, f"{base}/mcp")  # opened while the code was still valid
+    with frozen_at(utcnow() + timedelta(minutes=10, seconds=1)):
+        expired = late.submit(page)
+    assert expired.status_code == 403 and "that code from memory grant code has expired" in expired.text
+    assert "valid 10 minutes; run memory grant code PROFILE for a new one" in expired.text
+    unknown = Browser("mem_gc_" + "x" * 43)
+    never = unknown.submit(_page(base, unknown, f"{base}/mcp/alpha"))
+    assert never.status_code == 403 and "neither a token of profile alpha nor a code" in never.text
+
+
 # --- /authorize and /token ----------------------------------------------------------------------------
 
 

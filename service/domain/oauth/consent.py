@@ -24,6 +24,7 @@ from service.errors import InvalidInput, NotFound, OAuthRefusal
 
 CLOSED = ("this sign-in request is over (it expired after 10 minutes, or was already answered): start the "
           "connection again from the app")
+USED = "was already used: each code opens one sign-in"
 
 
 @dataclass(frozen=True)
@@ -145,15 +146,14 @@ class ConsentService:
                 return Redirect(self._back(request, error="access_denied",
                                            error_description="the profile's owner denied access"))
             found = self._credential(uow, request, credential.strip())
-            if found is None:
+            if isinstance(found, str):
                 request.attempts += 1
                 if request.attempts >= policy.CONSENT_ATTEMPTS:
                     request.closed_at, request.outcome = now, "locked"
                     uow.oauth.save(request)
                     return Locked(f"{policy.CONSENT_ATTEMPTS} wrong tokens or codes: this sign-in request is closed; "
                                   "start the connection again from the app")
-                view = self._view(uow, request)
-                return Retry(view, self._wrong(view.profile))
+                return Retry(self._view(uow, request), found)
             profile_id, token_id = found
             grant = uow.oauth.new_grant(grant_id=ids.new_grant_id(), profile_id=profile_id,
                                         client_id=request.client_id, resource=request.resource,
@@ -172,22 +172,30 @@ class ConsentService:
             uow.oauth.save(request, client)
             return Redirect(self._back(request, code=code))
 
-    def _credential(self, uow: UnitOfWork, request: RequestRecord, credential: str) -> tuple[int, str | None] | None:
+    def _credential(self, uow: UnitOfWork, request: RequestRecord, credential: str) -> tuple[int, str | None] | str:
         """(profile id, static token id or None) when the credential opens the request's profile (any profile
-        for a request to {issuer}/mcp); a consent code is used up here."""
+        for a request to {issuer}/mcp), else why not, as the page says it; a consent code is used up here.
+        Consent codes are kept once used or expired, so a spent one is told apart from one never issued."""
         wanted = self.resources.profile_of(request.resource) or None
         if credential.startswith(ids.CONSENT_CODE_PREFIX):
             code = uow.oauth.consent_code(ids.hash_token(credential))
-            if code is None or code.used_at is not None or code.expires_at <= utcnow() or code.id is None:
-                return None
+            if code is None or code.id is None:
+                return self._wrong(wanted)
+            if code.used_at is not None:
+                return self._spent(wanted, USED)
+            if code.expires_at <= utcnow():
+                minutes = policy.CONSENT_CODE_LIFETIME.seconds // 60
+                return self._spent(wanted, f"has expired: a code is valid {minutes} minutes")
             owner = uow.profiles.by_id(code.profile_id)
             if owner is None or (wanted is not None and owner.name != wanted):
-                return None
-            return (code.profile_id, None) if uow.oauth.use_consent_code(code.id, utcnow()) else None
+                return self._wrong(wanted)
+            if not uow.oauth.use_consent_code(code.id, utcnow()):  # used meanwhile by another sign-in
+                return self._spent(wanted, USED)
+            return code.profile_id, None
         if not credential or len(credential) > 512 or not credential.isascii():
-            return None
+            return self._wrong(wanted)
         found = self.profiles.check_token(credential, wanted)
-        return None if found is None else (found[0].id, found[1])
+        return self._wrong(wanted) if found is None else (found[0].id, found[1])
 
     def _back(self, request: RequestRecord, **params: str) -> str:
         return with_params(request.redirect_uri, **params, state=request.state, iss=self.resources.issuer)
@@ -197,3 +205,7 @@ class ConsentService:
         if profile is None:
             return "that is neither a token of a profile nor a code from memory grant code"
         return f"that is neither a token of profile {profile} nor a code from memory grant code {profile}"
+
+    @staticmethod
+    def _spent(profile: str | None, why: str) -> str:
+        return f"that code from memory grant code {why}; run memory grant code {profile or 'PROFILE'} for a new one"
