@@ -47,6 +47,8 @@ async def test_the_sdk_client_signs_in_calls_tools_and_refreshes(live, mode: str
         assert first is not None and first.access_token.startswith("mem_oat_") and first.expires_in == 3600
         assert first.refresh_token and first.refresh_token.startswith("mem_ort_")
         # The consent page showed alpha, the client's name and where the browser goes back to.
+        assert "asks to use the profile <strong data-testid=\"profile\">alpha</strong> of this memory service:" \
+            in browser.pages[0].text
         assert "SDK client" in browser.pages[0].text and "<strong class=\"long-words\" data-testid=\"redirect-host\">" \
             "127.0.0.1:9</strong>" in browser.pages[0].text
         auth.context.token_expiry_time = time.time() - 1  # the access token's hour is over: the SDK refreshes
@@ -144,7 +146,8 @@ async def test_mcp_without_a_profile_takes_oauth_tokens_for_the_profile_the_gran
     async with oauth_mcp(f"{base}/mcp", sdk_auth(f"{base}/mcp", browser, storage)) as client:
         found = await call(client, "memory_search", query="cat")
         assert [f["text"] for f in found["facts"]] == ["Beta has a cat."]
-    assert "the profile your token opens" in browser.pages[0].text
+    assert "asks to use <strong data-testid=\"profile\">a profile</strong> — the one whose token or code you enter " \
+        "below — of this memory service:" in browser.pages[0].text
     (grant,) = services.grants.list("beta")
     assert grant.resource == f"{base}/mcp"
     root_token = storage.tokens.access_token

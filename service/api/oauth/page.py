@@ -33,8 +33,8 @@ TAIL = """  </main>
 def consent(view: ConsentView, message: str | None = None) -> str:
     """The page asking the profile's owner to approve (or deny) the client's access."""
     name = escape(view.client_name) if view.client_name else "<em>an app that gave no name</em>"
-    profile = f"<strong data-testid=\"profile\">{escape(view.profile)}</strong>" if view.profile else \
-        "<strong data-testid=\"profile\">the profile your token opens</strong>"
+    profile = f"the profile <strong data-testid=\"profile\">{escape(view.profile)}</strong>" if view.profile else \
+        "<strong data-testid=\"profile\">a profile</strong> — the one whose token or code you enter below —"
     label = f"Token of profile {escape(view.profile)}" if view.profile else "Token of a profile"
     code = f"memory grant code {escape(view.profile)}" if view.profile else "memory grant code PROFILE"
     error = "" if message is None else (
