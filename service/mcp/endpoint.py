@@ -1,4 +1,5 @@
-"""The MCP endpoint at /mcp/{profile}: Host check, per-profile bearer auth, the body checked, then the SDK.
+"""The MCP endpoint at /mcp/{profile}: Host and Origin checks, per-profile bearer auth, the body checked, then
+the SDK.
 
 Stateless streamable HTTP with JSON responses: every POST is self-contained, so any replica behind a
 load balancer can answer any request. Without MEMORY_OAUTH no OAuth metadata is advertised (clients would try
@@ -21,6 +22,7 @@ from service import __version__
 from service.web.credentials import authorization
 from service.web.errors import domain_error_response, error_response
 from service.web.hosts import HostPolicy
+from service.web.origins import OriginPolicy
 from service.config import Settings
 from service.container import Services
 from service.contract import PROFILE_NAME
@@ -47,11 +49,11 @@ def build_mcp_server(services: Services) -> MemoryMCPServer:
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """The SDK's own Host/Origin check, kept for Origin; MCPEndpoint checks Host with ports first."""
-    hosts = HostPolicy(settings).sdk_patterns()
-    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=origins + settings.cors_origin_list)
+    """The SDK's own Host/Origin check, kept as a second line: MCPEndpoint checks Host (with ports) and Origin
+    first, against the same lists, and answers a refusal as JSON-RPC."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=HostPolicy(settings).sdk_patterns(),
+                                     allowed_origins=OriginPolicy(settings).origins)
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:
@@ -71,6 +73,7 @@ class MCPEndpoint:
         self.services = services
         self.manager = manager
         self.hosts = HostPolicy(services.settings)
+        self.origins = OriginPolicy(services.settings)
         self.resources = services.oauth.resources if services.oauth is not None else None
 
     def _authenticate(self, header: str | None, profile: str | None) -> ProfileRef:
@@ -89,6 +92,10 @@ class MCPEndpoint:
         if not self.hosts.allows_scope(scope):
             refusal = error_response(path, 421, "host_not_allowed", HostPolicy.refusal(headers.get("host", "")))
             await refusal(scope, receive, send)
+            return
+        origin = headers.get("origin", "")
+        if not self.origins.allows(origin):
+            await error_response(path, 403, "origin_not_allowed", OriginPolicy.refusal(origin))(scope, receive, send)
             return
         profile = scope.get("path_params", {}).get("profile")  # None at /mcp (MEMORY_OAUTH=on)
         try:

@@ -79,6 +79,38 @@ async def test_host_ports_are_checked(base_url: str, alpha: ProfileAccess) -> No
         assert httpx.get(f"{base_url}/readyz", headers={"Host": host}).status_code == status, host
 
 
+async def test_a_foreign_origin_is_a_json_rpc_403_like_every_other_refusal(base_url: str,
+                                                                          alpha: ProfileAccess) -> None:
+    port = base_url.rsplit(":", 1)[1]
+    for origin, status in (("https://evil.example", 403), ("null", 403), (f"http://127.0.0.1:{port}", 200),
+                           (f"http://localhost:{port}", 200), (None, 200)):
+        headers = {**ACCEPT, **alpha.headers, **({"Origin": origin} if origin else {})}
+        response = httpx.post(f"{base_url}/mcp/alpha", json=LIST, headers=headers)
+        assert response.status_code == status, (origin, response.text)
+    refused = httpx.post(f"{base_url}/mcp/alpha", json=LIST, headers={**ACCEPT, "Origin": "https://evil.example"})
+    assert refused.status_code == 403 and refused.headers["content-type"] == "application/json"
+    body = refused.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] is None and body["error"]["code"] == -32600
+    assert body["error"]["data"] == {"status": 403, "code": "origin_not_allowed"}
+    assert "'https://evil.example'" in body["error"]["message"] and "MEMORY_CORS_ORIGINS" in body["error"]["message"]
+    host = httpx.post(f"{base_url}/mcp/alpha", json=LIST, headers={**ACCEPT, "Host": "memory.example.com"})
+    assert host.status_code == 421 and host.json()["error"]["data"]["code"] == "host_not_allowed"
+    assert set(host.json()) == set(body) and set(host.json()["error"]) == set(body["error"])  # the same envelope
+
+
+async def test_an_origin_in_cors_origins_is_admitted(tmp_path) -> None:
+    services = build_services(Settings(data_dir=tmp_path, embedder="none", cors_origins="https://app.example"))
+    try:
+        access = make_profile(services, "alpha")
+        with running(create_app(services=services)) as url:
+            for origin, status in (("https://app.example", 200), ("https://app.example:8443", 403)):
+                response = httpx.post(f"{url}/mcp/alpha", json=LIST,
+                                      headers={**ACCEPT, **access.headers, "Origin": origin})
+                assert response.status_code == status, (origin, response.text)
+    finally:
+        services.close()
+
+
 async def test_allowed_hosts_with_a_port_admit_only_that_port(tmp_path) -> None:
     settings = Settings(data_dir=tmp_path, embedder="none", allowed_hosts="memory.example.com:8443,lan.example:*")
     services = build_services(settings)
