@@ -84,6 +84,8 @@ class Settings(BaseSettings):
     # MEMORY_OAUTH=on: the service is also an OAuth 2.1 authorization server for hosted MCP clients (README
     # "Connecting an agent"); MEMORY_PUBLIC_URL is then its issuer and must be https (http only on loopback).
     oauth: bool = False
+    # true: client ID metadata documents are fetched from private and loopback addresses too (tests only)
+    oauth_client_metadata_allow_private: bool = False
     allowed_hosts: str = ""
     cors_origins: str = ""
     # What `memory serve` enforces itself (README "Network and proxies"): open connections (beyond, the one

@@ -78,6 +78,7 @@ def test_authorization_server_metadata(live) -> None:
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": True,
+        "client_id_metadata_document_supported": True,  # a URL as client_id (test_oauth_client_documents.py)
     }
     for suffix in ("/mcp", "/mcp/alpha", "/mcp/anyone"):  # the path-suffixed variants clients probe
         assert httpx.get(f"{base}/.well-known/oauth-authorization-server{suffix}").json() == document

@@ -129,9 +129,12 @@ class MemoryStorage:
 
 
 def sdk_auth(server_url: str, browser: Browser, storage: MemoryStorage, *, name: str = "Test client",
-             auth_method: str = "none", redirect: str = CALLBACK) -> OAuthClientProvider:
+             auth_method: str = "none", redirect: str = CALLBACK,
+             client_metadata_url: str | None = None) -> OAuthClientProvider:
     """The SDK's OAuthClientProvider whose redirect handler is `browser` (its own httpx client: the SDK's
-    must not be used for these browser steps) and whose callback reads the code from where it was sent."""
+    must not be used for these browser steps) and whose callback reads the code from where it was sent.
+    `client_metadata_url`: the client identifies itself by that client ID metadata document, not by
+    registering."""
     landed: dict[str, str] = {}
 
     async def redirect_handler(url: str) -> None:
@@ -145,7 +148,8 @@ def sdk_auth(server_url: str, browser: Browser, storage: MemoryStorage, *, name:
 
     metadata = OAuthClientMetadata(client_name=name, redirect_uris=[redirect],  # type: ignore[list-item]
                                    token_endpoint_auth_method=auth_method)  # type: ignore[arg-type]
-    return OAuthClientProvider(server_url, metadata, storage, redirect_handler, callback_handler)
+    return OAuthClientProvider(server_url, metadata, storage, redirect_handler, callback_handler,
+                               client_metadata_url=client_metadata_url)
 
 
 @asynccontextmanager

@@ -2,7 +2,9 @@
 handlers behind the service's rate limits, with what they lack filled in before or after them.
 
 Where the SDK's handlers fall short (filled here, one line each):
-- /authorize: its error redirects carry no `iss` (RFC 9207), which the metadata promises: added to them;
+- /authorize: its error redirects carry no `iss` (RFC 9207), which the metadata promises: added to them; and
+  a client_id that is a URL (a client ID metadata document) is resolved first, so that a document that cannot
+  be used is refused with its reason, as JSON, never sent to a redirect URI (the SDK would say "not found");
 - /token: it never compares the token request's `resource` with the one the code or refresh token was granted
   for, nor says why a code or refresh token is refused when it was used before (and must revoke the grant):
   the domain checks both first (TokenService.check_code / check_refresh);
@@ -30,10 +32,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 from starlette.types import ASGIApp
 
+from service.api.oauth.client_documents import ClientDocuments
 from service.api.oauth.provider import HashedSecretAuthenticator, Provider
 from service.api.oauth.ratelimit import Limits, RateLimit
 from service.container import OAuthServer
 from service.domain.oauth.consent import with_params
+from service.domain.oauth.documents import is_document_client_id
 from service.errors import OAuthRefusal
 
 BODY_LIMIT = 64 * 1024  # form and JSON bodies of the OAuth endpoints
@@ -61,8 +65,8 @@ def _route(path: str, handler: Any, methods: list[str], cors: bool = True) -> Ro
     return Route(path, endpoint=app, methods=[*methods, "OPTIONS"] if cors else methods)
 
 
-def routes(server: OAuthServer, limits: Limits) -> list[Route]:
-    provider = Provider(server)
+def routes(server: OAuthServer, limits: Limits, documents: ClientDocuments) -> list[Route]:
+    provider = Provider(server, documents)
     authenticator = HashedSecretAuthenticator(provider)
     sdk_authorize = AuthorizationHandler(provider)  # type: ignore[arg-type]
     sdk_token = TokenHandler(provider, authenticator)  # type: ignore[arg-type]
@@ -73,6 +77,15 @@ def routes(server: OAuthServer, limits: Limits) -> list[Route]:
         refused = limited(limits.authorize, request, "authorization requests")
         if refused is not None:
             return refused
+        params = request.query_params if request.method == "GET" else await request.form()  # the SDK reads them too
+        client_id = params.get("client_id")
+        if isinstance(client_id, str) and is_document_client_id(client_id):
+            try:
+                await documents.resolve(client_id)
+            except OAuthRefusal as exc:
+                if exc.error == "temporarily_unavailable":
+                    return oauth_error(429, exc.error, exc.message, {"Retry-After": "3600"})
+                return oauth_error(400, exc.error, exc.message)
         response = await sdk_authorize.handle(request)
         location = response.headers.get("location")
         if location is not None and not location.startswith(consent_page):  # an error sent back to the client

@@ -3,8 +3,9 @@ resource metadata (RFC 9728), built with the SDK's models.
 
 Where the SDK's metadata falls short (filled in `server_metadata`, one line each): it lists no `none` among
 the token endpoint's auth methods (public clients read that as "no public clients"); it has no way to say the
-authorization response carries `iss` (RFC 9207); and `AnyHttpUrl(issuer)` adds a trailing slash to an issuer
-without a path, which then differs, as a string, from the `iss` clients compare it with.
+authorization response carries `iss` (RFC 9207); it does not say that client ID metadata documents are taken
+(a URL as client_id, service.api.oauth.client_documents); and `AnyHttpUrl(issuer)` adds a trailing slash to an
+issuer without a path, which then differs, as a string, from the `iss` clients compare it with.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def server_metadata(issuer: str) -> dict[str, Any]:
         token_endpoint_auth_methods_supported=AUTH_METHODS,  # the SDK lists no `none`: public clients need it
         revocation_endpoint_auth_methods_supported=AUTH_METHODS,
         authorization_response_iss_parameter_supported=True,  # the SDK has no such flag; the consent page sends iss
+        client_id_metadata_document_supported=True,  # the SDK sets no such flag: a URL as client_id is fetched
     )
     return OAuthMetadata.model_validate(data).model_dump(mode="json", exclude_none=True)
 

@@ -43,11 +43,10 @@ def consent(view: ConsentView, message: str | None = None) -> str:
     head = HEAD.format(title="Connect an app") + error
     return head + f"""    <section class="card login" aria-labelledby="consent-title">
       <h1 id="consent-title">Connect an app to your memory</h1>
-      <p><span data-testid="client-name">{name}</span> <span class="muted">(the name it gave itself; not
-        verified)</span> asks to use {profile} of this memory service: search, write, update and forget
+      <p>{_who(view, name)} asks to use {profile} of this memory service: search, write, update and forget
         its facts with the five memory tools, until you revoke it.</p>
       <dl class="facts-list">
-        <dt>After you answer, your browser goes to</dt>
+{_client_host(view)}        <dt>After you answer, your browser goes to</dt>
         <dd><strong class="long-words" data-testid="redirect-host">{escape(view.redirect_host)}</strong></dd>
         <dt>Resource</dt>
         <dd class="mono long-words" data-testid="resource">{escape(view.resource)}</dd>
@@ -70,6 +69,25 @@ def consent(view: ConsentView, message: str | None = None) -> str:
       </form>
     </section>
 """ + TAIL
+
+
+def _who(view: ConsentView, name: str) -> str:
+    """The client as the person can check it: a metadata-document client by the host its client_id (the URL its
+    document was fetched from) names, then its self-declared name; a registered client by its name alone."""
+    said = f'<span data-testid="client-name">{name}</span>'
+    if view.client_host is None:
+        return f'{said} <span class="muted">(the name it gave itself; not verified)</span>'
+    return (f'The app at <strong class="long-words">{escape(view.client_host)}</strong>, which calls itself {said} '
+            f'<span class="muted">(a name not verified)</span>,')
+
+
+def _client_host(view: ConsentView) -> str:
+    if view.client_host is None:
+        return ""
+    return f"""        <dt>The app's client ID (its address)</dt>
+        <dd><strong class="long-words" data-testid="client-host">{escape(view.client_host)}</strong>
+          <span class="mono long-words muted" data-testid="client-id">{escape(view.client_id)}</span></dd>
+"""
 
 
 def notice(title: str, message: str) -> str:

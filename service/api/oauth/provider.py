@@ -7,7 +7,9 @@ Where the SDK falls short (each filled here, in one line):
 - its ClientAuthenticator compares client secrets in plaintext: secrets are stored as hashes here and compared
   as hashes (HashedSecretAuthenticator);
 - its registration mints a secret without the service's prefix: it is replaced by one that the access-log
-  redaction recognises (`mem_ocs_…`).
+  redaction recognises (`mem_ocs_…`);
+- it knows registered clients only: a client_id that is a URL is the client of a metadata document, resolved
+  (fetched or kept) by service.api.oauth.client_documents.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from pydantic import AnyUrl
 from starlette.requests import Request
 
 from service import ids
+from service.api.oauth.client_documents import ClientDocuments
 from service.container import OAuthServer
+from service.domain.oauth.documents import is_document_client_id
 from service.domain.oauth.tokens import Issued
 from service.errors import OAuthRefusal
 
@@ -48,10 +52,16 @@ def _token(issued: Issued) -> OAuthToken:
 class Provider:
     """OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken] of the SDK."""
 
-    def __init__(self, server: OAuthServer) -> None:
+    def __init__(self, server: OAuthServer, documents: ClientDocuments) -> None:
         self.server = server
+        self.documents = documents
 
     async def get_client(self, client_id: str) -> ServiceClient | None:
+        if is_document_client_id(client_id):  # /authorize resolved it first, and said why when it could not
+            try:
+                return ServiceClient.model_validate(await self.documents.resolve(client_id))
+            except OAuthRefusal:
+                return None
         registration = await anyio.to_thread.run_sync(self.server.clients.get, client_id)
         return None if registration is None else ServiceClient.model_validate(registration)
 

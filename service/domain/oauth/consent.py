@@ -16,6 +16,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from service import ids
 from service.clock import utcnow
 from service.domain.oauth import policy
+from service.domain.oauth.clients import public_id, stored_id
+from service.domain.oauth.documents import is_document_client_id
 from service.domain.oauth.policy import Resources
 from service.domain.ports.canonical import CanonicalStore, UnitOfWork
 from service.domain.ports.oauth import RequestRecord
@@ -39,6 +41,12 @@ class ConsentView:
     resource: str
     attempts_left: int
     csrf: str
+
+    @property
+    def client_host(self) -> str | None:
+        """The host of a metadata-document client's client_id (its document was fetched from there: what the
+        person can trust, unlike the name it gives itself); None for a client registered at /register."""
+        return urlsplit(self.client_id).netloc if is_document_client_id(self.client_id) else None
 
     @property
     def redirect_host(self) -> str:
@@ -102,7 +110,7 @@ class ConsentService:
             raise OAuthRefusal("invalid_request", f"state over {policy.MAX_STATE} characters")
         now = utcnow()
         with self.store.unit_of_work() as uow:
-            client = uow.oauth.client(client_id)
+            client = uow.oauth.client(stored_id(client_id))
             assert client is not None and client.id is not None  # the SDK's handler found it
             request = uow.oauth.new_request(
                 request_id=ids.new_request_id(), client_id=client.id, resource=canonical, redirect_uri=redirect_uri,
@@ -123,7 +131,7 @@ class ConsentService:
         csrf = secrets.token_urlsafe(32)
         request.csrf_hash = ids.hash_token(csrf)
         uow.oauth.save(request)
-        return ConsentView(request.request_id, client.client_id, client.registration.get("client_name"),
+        return ConsentView(request.request_id, public_id(client), client.registration.get("client_name"),
                            request.redirect_uri, self.resources.profile_of(request.resource) or None,
                            request.resource, policy.CONSENT_ATTEMPTS - request.attempts, csrf)
 

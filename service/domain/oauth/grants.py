@@ -16,6 +16,7 @@ from service.clock import utcnow
 from service.domain import validation
 from service.domain.models import Instant, OptInstant, OptStr
 from service.domain.oauth import policy
+from service.domain.oauth.clients import public_id
 from service.domain.ports.canonical import CanonicalStore, UnitOfWork
 from service.domain.ports.oauth import GrantListing, GrantRecord
 from service.errors import NotFound
@@ -71,7 +72,7 @@ def mark_revoked(grant: GrantRecord, at: datetime, reason: str) -> bool:
 def _info(listing: GrantListing, profile: str) -> GrantInfo:
     grant, registration = listing.grant, listing.client.registration
     hosts = list(dict.fromkeys(urlsplit(str(u)).netloc for u in registration.get("redirect_uris") or []))
-    return GrantInfo(grant_id=grant.grant_id, profile=profile, client_id=listing.client.client_id,
+    return GrantInfo(grant_id=grant.grant_id, profile=profile, client_id=public_id(listing.client),
                      client_name=registration.get("client_name"), redirect_hosts=hosts, resource=grant.resource,
                      scopes=list(grant.scopes), approved_with=grant.approved_token_id, created_at=grant.created_at,
                      last_issued_at=listing.last_issued_at, revoked_at=grant.revoked_at,

@@ -16,6 +16,7 @@ from service import ids
 from service.clock import utcnow
 from service.domain.models import ProfileRef
 from service.domain.oauth import policy
+from service.domain.oauth.clients import public_id
 from service.domain.oauth.grants import mark_revoked
 from service.domain.oauth.policy import Resources
 from service.domain.ports.canonical import CanonicalStore, UnitOfWork
@@ -111,7 +112,7 @@ class TokenService:
             client = uow.oauth.client_by_pk(grant.client_id) if grant is not None else None
         if row is None or grant is None or client is None or row.used_at is not None or grant.revoked_at is not None:
             return None
-        return CodeView(client.client_id, list(grant.scopes), row.expires_at, row.code_challenge, row.redirect_uri,
+        return CodeView(public_id(client), list(grant.scopes), row.expires_at, row.code_challenge, row.redirect_uri,
                         row.redirect_explicit, grant.resource)
 
     def refresh_view(self, token: str) -> RefreshView | None:
@@ -122,7 +123,7 @@ class TokenService:
         if row is None or grant is None or client is None or row.used_at is not None or grant.revoked_at is not None \
                 or row.expires_at <= utcnow():
             return None
-        return RefreshView(client.client_id, list(grant.scopes), row.expires_at, grant.resource)
+        return RefreshView(public_id(client), list(grant.scopes), row.expires_at, grant.resource)
 
     def exchange_code(self, code: str) -> Issued:
         """Use the code (once) and issue the grant's first access and refresh tokens."""
@@ -159,7 +160,7 @@ class TokenService:
             row = uow.oauth.token(ids.hash_token(token)) if token.startswith(ids.TOKEN_PREFIX) else None
             grant = uow.oauth.grant_by_pk(row.grant_id) if row is not None else None
             client = uow.oauth.client_by_pk(grant.client_id) if grant is not None else None
-            if grant is None or client is None or client.client_id != client_id:
+            if grant is None or client is None or public_id(client) != client_id:
                 return False
             revoked = mark_revoked(grant, utcnow(), "revoked by the client (RFC 7009)")
             uow.oauth.save(grant)
