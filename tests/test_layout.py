@@ -29,6 +29,7 @@ JS_MAX_LINES = 500
 # Pure rules and types: no I/O, no knowledge of any layer above. Every layer may import them.
 PURE = {
     "service", "service.addresses", "service.errors", "service.error_bodies", "service.clock", "service.ids", "service.config",
+    "service.opensearch_settings",
     "service.logs", "service.contract", "service.domain.models", "service.domain.validation", "service.domain.reports",
     "service.domain.lexical", "service.search.readable", "service.search.fusion", "service.search.mode",
     "service.domain.gaps",  # the gap report's grouping rule (the store's reader builds its MissedQuery)

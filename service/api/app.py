@@ -102,11 +102,15 @@ def _warm_in_background(services: Services) -> None:
 def _warn_if_embedder_changed(services: Services) -> None:
     """Vectors made by another embedder are unusable: say so at start-up (and in /readyz)."""
     stale = services.readiness()["checks"]["embedder"].get("stale_vectors")
-    if stale:
-        log.warning(
-            "facts embedded with another model %s; searches report matched_count null until you run: "
-            "memory reindex --reembed", stale,
-        )
+    if not stale:
+        return
+    if services.settings.search == "embedded":
+        log.warning("facts embedded with another model %s: re-embedding them with %s in the background (searches "
+                    "answer meanwhile, by words for those facts; /readyz counts what is left)", stale,
+                    services.embedder.model_id)
+    else:
+        log.warning("facts embedded with another model %s; the OpenSearch mirror keeps serving, with searches "
+                    "reporting matched_count null, until you run: memory reindex --reembed", stale)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

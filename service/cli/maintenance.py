@@ -98,8 +98,18 @@ def register(app: typer.Typer) -> None:
                         found = {**found, **mirror.check(ref)}
                     if found:
                         problems[name] = found
-            emit(as_json, {"ok": not problems, "differences": problems},
-                 lambda: typer.echo("no differences") if not problems else echo_plain(problems))
+            status = embedder.status()
+            model = {"model": status.get("model"), "precision": status.get("precision")}
+            named = f"{model['model']}" + (f" ({model['precision']})" if model["precision"] else "")
+
+            def human() -> None:
+                if problems:
+                    echo_plain(problems)
+                else:
+                    typer.echo("no differences")
+                typer.echo(f"embedder: {named}")
+
+            emit(as_json, {"ok": not problems, "differences": problems, "embedder": model}, human)
             if problems:
                 raise typer.Exit(code=1)
 

@@ -11,7 +11,7 @@ service/embedding/encoder_graph.py fills them in from model.safetensors through 
 add_external_initializers, so running needs neither torch nor this module's `onnx` dependency (a test/dev
 extra); tests/embedding/test_encoder_graph.py checks the shipped files are what `write_template` writes today:
 
-    python -m service.embedding.bert_graph          # rewrites the two files from the installed weights
+    python -m service.embedding.bert_graph          # rewrites the four files from the installed weights
 
 The graph maps (input_ids, attention_mask, token_type_ids), int64 [batch, seq], to last_hidden_state,
 float32 [batch, seq, hidden], exactly as Hugging Face's BertModel computes it in eval mode: embeddings
@@ -41,6 +41,11 @@ WEIGHTS_FILE = "model.safetensors"  # where the left-out weights come from (name
 DATA_DIR = Path(__file__).with_name("data")
 TEMPLATE_FILE = DATA_DIR / "minilm_encoder.onnx"
 MANIFEST_FILE = DATA_DIR / "minilm_encoder.json"
+# The int8 encoder (MEMORY_EMBEDDER_PRECISION=int8, the default): the same graph with each projection as ONNX
+# Runtime's dynamic quantization writes it (quantize_int8 below), its int8 weights and scales left out too.
+INT8_TEMPLATE_FILE = DATA_DIR / "minilm_encoder_int8.onnx"
+INT8_MANIFEST_FILE = DATA_DIR / "minilm_encoder_int8.json"
+INT8 = 3  # TensorProto.INT8
 
 
 class UnsupportedModel(ValueError):
@@ -79,7 +84,21 @@ def read_weights(model_dir: Path) -> dict[str, np.ndarray]:
     return {name.removeprefix("bert."): array for name, array in weights.items()}
 
 
-def build_template(model_dir: Path) -> tuple[Any, dict[str, Any]]:
+def quantize_int8(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 weights, float32 scales) of a [in, out] projection, exactly as onnxruntime.quantization's
+    quantize_dynamic(per_channel=True, weight_type=QInt8) makes them (tests/embedding/test_int8.py compares):
+    one symmetric scale per output column, (max - min) / 254 of the column's range widened to hold 0 and made
+    symmetric, values rounded half to even and clipped to [-127, 127]. Numpy, so no `onnx` at run time."""
+    low = np.minimum(weight.min(axis=0), 0).astype(np.float32)
+    high = np.maximum(weight.max(axis=0), 0).astype(np.float32)
+    reach = np.maximum(np.abs(low), np.abs(high))
+    scale = ((reach - (-reach)) / np.float32(254)).astype(np.float32)
+    scale[scale == 0] = np.float32(1.0)  # an all-zero column
+    values = np.clip(np.round(weight / scale), -127, 127).astype(np.int8)
+    return values, scale
+
+
+def build_template(model_dir: Path, *, int8: bool = False) -> tuple[Any, dict[str, Any]]:
     """The encoder of `model_dir` with its weights left out (an onnx.ModelProto), and its manifest.
 
     The manifest lists each left-out weight: its initializer `name`, the safetensors `tensor` it is read
@@ -90,7 +109,7 @@ def build_template(model_dir: Path) -> tuple[Any, dict[str, Any]]:
     config = BertConfig.read(model_dir)
     model = onnx.ModelProto(ir_version=8, producer_name="memory-service bert_graph")  # IR 8: onnxruntime >= 1.10
     model.opset_import.add(domain="", version=OPSET)
-    builder = _GraphBuilder(config, read_weights(model_dir), model.graph)
+    builder = _GraphBuilder(config, read_weights(model_dir), model.graph, int8=int8)
     builder.build()  # built in place
     entry = model.metadata_props.add()
     entry.key, entry.value = "memory.template_format", str(TEMPLATE_FORMAT)
@@ -99,9 +118,10 @@ def build_template(model_dir: Path) -> tuple[Any, dict[str, Any]]:
     return model, manifest
 
 
-def write_template(model_dir: Path, template: Path = TEMPLATE_FILE, manifest: Path = MANIFEST_FILE) -> None:
+def write_template(model_dir: Path, template: Path = TEMPLATE_FILE, manifest: Path = MANIFEST_FILE, *,
+                   int8: bool = False) -> None:
     """Write the template (deterministic bytes) and its manifest (sorted JSON) for `model_dir`'s weights."""
-    model, listing = build_template(model_dir)
+    model, listing = build_template(model_dir, int8=int8)
     template.write_bytes(model.SerializeToString(deterministic=True))
     manifest.write_text(json.dumps(listing, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -109,8 +129,10 @@ def write_template(model_dir: Path, template: Path = TEMPLATE_FILE, manifest: Pa
 class _GraphBuilder:
     """Collects nodes and initializers; one method per block of BertModel."""
 
-    def __init__(self, config: BertConfig, weights: dict[str, np.ndarray], graph: Any) -> None:
+    def __init__(self, config: BertConfig, weights: dict[str, np.ndarray], graph: Any, *, int8: bool = False) -> None:
         self.config = config
+        self.int8 = int8
+        self._quantized: dict[str, tuple[str, str, str]] = {}  # an activation's DynamicQuantizeLinear outputs
         self.weights = weights
         self.graph = graph  # the model's own GraphProto: initializers go straight in, no copy of the weights
         self.graph.name = "bert_encoder"
@@ -142,23 +164,37 @@ class _GraphBuilder:
             self._shared[hint] = self.const(hint, np.array(value, dtype))
         return self._shared[hint]
 
-    def weight(self, key: str, *, transpose: bool = False) -> str:
-        """A weight of model.safetensors, left out of the graph: an external reference the loader fills in."""
+    def weight(self, key: str, *, transpose: bool = False, quantize: str | None = None) -> str:
+        """A weight of model.safetensors, left out of the graph: an external reference the loader fills in.
+        quantize: "int8" (its int8 values) or "scale" (its per-column scales), as quantize_int8 makes them."""
         from onnx import TensorProto
 
         if key not in self.weights:
             raise UnsupportedModel(f"{WEIGHTS_FILE} has no tensor {key!r}")
         shape = list(self.weights[key].shape[::-1] if transpose else self.weights[key].shape)
         name = f"{key}.T" if transpose else key
+        item: dict[str, Any] = {"tensor": key, "transpose": transpose}
+        if quantize is not None:
+            name, item["quantize"] = f"{name}.{quantize}", quantize
+            shape = shape if quantize == "int8" else shape[1:]
         tensor = self.graph.initializer.add()
         tensor.name = name
-        tensor.data_type = TensorProto.FLOAT
+        tensor.data_type = INT8 if quantize == "int8" else TensorProto.FLOAT
         tensor.dims.extend(shape)
         tensor.data_location = TensorProto.EXTERNAL
         location = tensor.external_data.add()
         location.key, location.value = "location", WEIGHTS_FILE
-        self.left_out.append({"name": name, "tensor": key, "transpose": transpose, "shape": shape})
+        self.left_out.append({"name": name, **item, "shape": shape})
         return name
+
+    def ops(self, op_type: str, inputs: list[str], count: int) -> list[str]:
+        """A node with several outputs."""
+        from onnx import helper
+
+        base = self._name(op_type.lower())
+        outs = [f"{base}_{i}" for i in range(count)]
+        self.nodes.append(helper.make_node(op_type, inputs, outs, name=base))
+        return outs
 
     def op(self, op_type: str, inputs: list[str], hint: str | None = None, **attrs: Any) -> str:
         from onnx import helper
@@ -168,9 +204,23 @@ class _GraphBuilder:
         return out
 
     def linear(self, x: str, prefix: str) -> str:
-        """x @ W.T + b, with W given transposed (torch's Linear keeps it [out, in])."""
-        return self.op("Add", [self.op("MatMul", [x, self.weight(f"{prefix}.weight", transpose=True)]),
-                               self.weight(f"{prefix}.bias")])
+        """x @ W.T + b, with W given transposed (torch's Linear keeps it [out, in]). int8: the nodes ONNX
+        Runtime's quantize_dynamic writes for it -- x quantized per call (DynamicQuantizeLinear, once per
+        activation however many projections read it), MatMulInteger with W's int8 values, then the product
+        cast back and scaled by x's scale times W's column scales."""
+        if not self.int8:
+            product = self.op("MatMul", [x, self.weight(f"{prefix}.weight", transpose=True)])
+            return self.op("Add", [product, self.weight(f"{prefix}.bias")])
+        if x not in self._quantized:
+            self._quantized[x] = tuple(self.ops("DynamicQuantizeLinear", [x], 3))  # type: ignore[assignment]
+        values, scale, zero = self._quantized[x]
+        weight = self.weight(f"{prefix}.weight", transpose=True, quantize="int8")
+        columns = self.weights[f"{prefix}.weight"].shape[0]
+        zeros = self.small(f"int8_zeros_{columns}", np.zeros(columns, np.int8), np.int8)
+        scales = self.op("Mul", [scale, self.weight(f"{prefix}.weight", transpose=True, quantize="scale")])
+        product = self.op("MatMulInteger", [values, weight, zero, zeros])
+        scaled = self.op("Mul", [self.op("Cast", [product], to=1), scales])  # 1: FLOAT
+        return self.op("Add", [scaled, self.weight(f"{prefix}.bias")])
 
     def layer_norm(self, x: str, prefix: str) -> str:
         return self.op("LayerNormalization", [x, self.weight(f"{prefix}.weight"), self.weight(f"{prefix}.bias")],
@@ -242,4 +292,5 @@ if __name__ == "__main__":  # python -m service.embedding.bert_graph [MODEL_DIR]
 
     source = locate(Path(sys.argv[1]) if len(sys.argv) > 1 else None)
     write_template(source)
-    print(f"wrote {TEMPLATE_FILE} and {MANIFEST_FILE} from {source}")
+    write_template(source, INT8_TEMPLATE_FILE, INT8_MANIFEST_FILE, int8=True)
+    print(f"wrote {TEMPLATE_FILE}, {INT8_TEMPLATE_FILE} and their manifests from {source}")

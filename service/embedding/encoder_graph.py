@@ -24,7 +24,8 @@ import numpy as np
 
 from service.errors import EmbeddingUnavailable
 from service.embedding import int8_graph
-from service.embedding.bert_graph import MANIFEST_FILE, TEMPLATE_FILE, TEMPLATE_FORMAT, BertConfig, read_weights
+from service.embedding.bert_graph import (INT8_MANIFEST_FILE, INT8_TEMPLATE_FILE, MANIFEST_FILE, TEMPLATE_FILE,
+                                          TEMPLATE_FORMAT, BertConfig, quantize_int8, read_weights)
 from service.embedding.onnx_minilm import OnnxMiniLM, OnnxRefused
 
 log = logging.getLogger(__name__)
@@ -32,21 +33,22 @@ log = logging.getLogger(__name__)
 ORIGIN = "shipped graph + model.safetensors"
 
 
-@lru_cache(maxsize=1)
-def manifest() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(MANIFEST_FILE.read_text(encoding="utf-8"))
+@lru_cache(maxsize=2)
+def manifest(path: Path = MANIFEST_FILE) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     if data.get("format") != TEMPLATE_FORMAT:
-        raise EmbeddingUnavailable(f"{MANIFEST_FILE.name} has format {data.get('format')!r}, this code reads "
+        raise EmbeddingUnavailable(f"{path.name} has format {data.get('format')!r}, this code reads "
                                    f"{TEMPLATE_FORMAT}: reinstall the service")
     return data
 
 
-def initializers(model_dir: Path) -> dict[str, np.ndarray]:
-    """The left-out weights, by initializer name, as the graph wants them (float32, C order).
+def initializers(model_dir: Path, listing: Path = MANIFEST_FILE) -> dict[str, np.ndarray]:
+    """The left-out weights, by initializer name, as the graph wants them (float32, C order; the int8
+    template's projections as bert_graph.quantize_int8 makes them: int8 values and float32 scales).
 
     Raises EmbeddingUnavailable when `model_dir` holds another architecture or lacks a tensor.
     """
-    wanted = manifest()
+    wanted = manifest(listing)
     try:
         config = asdict(BertConfig.read(model_dir))
     except ValueError as exc:  # UnsupportedModel included
@@ -56,16 +58,22 @@ def initializers(model_dir: Path) -> dict[str, np.ndarray]:
                            if config.get(k) != v)
         raise EmbeddingUnavailable(f"{model_dir}/config.json is not all-MiniLM-L6-v2's: {differ}")
     weights = read_weights(model_dir)
+    quantized: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     out: dict[str, np.ndarray] = {}
     for item in wanted["weights"]:
         array = weights.get(item["tensor"])
         if array is None:
             raise EmbeddingUnavailable(f"{model_dir}/model.safetensors has no tensor {item['tensor']!r}")
-        array = array.T if item["transpose"] else array
+        array = np.ascontiguousarray(array.T if item["transpose"] else array, dtype=np.float32)
+        kind = item.get("quantize")
+        if kind is not None:  # the int8 values or the scales of one projection, quantized once for both
+            if item["tensor"] not in quantized:
+                quantized[item["tensor"]] = quantize_int8(array)
+            array = quantized[item["tensor"]][0 if kind == "int8" else 1]
         if list(array.shape) != item["shape"]:
             raise EmbeddingUnavailable(f"{model_dir}/model.safetensors: {item['tensor']} has shape "
                                        f"{list(array.shape)}, the graph wants {item['shape']}")
-        out[item["name"]] = np.ascontiguousarray(array, dtype=np.float32)
+        out[item["name"]] = np.ascontiguousarray(array)
     return out
 
 
@@ -74,7 +82,8 @@ def open_encoder(model_dir: Path, threads: int, precision: str = "fp32") -> Onnx
     EmbeddingUnavailable."""
     try:
         if precision == "int8":
-            encoder = OnnxMiniLM(int8_graph.quantized(model_dir), model_dir, threads)
+            encoder = OnnxMiniLM(INT8_TEMPLATE_FILE.read_bytes(), model_dir, threads,
+                                 initializers(model_dir, INT8_MANIFEST_FILE))
             encoder.batch_size = 1  # see OnnxMiniLM.batch_size
             encoder.check(quick=True, min_cosine=int8_graph.MIN_COSINE)
             encoder.origin = int8_graph.ORIGIN

@@ -17,7 +17,7 @@ import pytest
 
 from service.config import Settings
 from service.errors import EmbeddingUnavailable
-from service.embedding import bert_graph, encoder_graph
+from service.embedding import int8_graph, bert_graph, encoder_graph
 from service.embedding.minilm import MiniLMEmbedder
 from service.embedding.model_files import bundled_model_dir
 
@@ -58,20 +58,45 @@ def test_loads_without_torch_or_onnx_and_writes_nothing(tmp_path: Path) -> None:
         from pathlib import Path
         from service.config import Settings
         from service.embedding.minilm import MiniLMEmbedder
-        embedder = MiniLMEmbedder(Settings(data_dir=Path({str(tmp_path)!r})))
-        vector = embedder.embed_query("loaded here")
-        print(json.dumps({{"status": embedder.status(), "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
+        statuses = []
+        for precision in ("int8", "fp32"):
+            embedder = MiniLMEmbedder(Settings(data_dir=Path({str(tmp_path)!r}), embedder_precision=precision))
+            vector = embedder.embed_query("loaded here")
+            statuses.append(embedder.status())
+        print(json.dumps({{"status": statuses, "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
     """)
-    assert out["heavy"] == [], f"imported {out['heavy']}"
-    assert out["status"]["runtime"] == "onnx" and out["status"]["graph"] == encoder_graph.ORIGIN
+    assert out["heavy"] == [], f"imported {out['heavy']}"  # the default int8 graph too: no onnx, no torch
+    int8, fp32 = out["status"]
+    assert int8["runtime"] == "onnx" and int8["graph"] == int8_graph.ORIGIN and int8["precision"] == "int8"
+    assert fp32["runtime"] == "onnx" and fp32["graph"] == encoder_graph.ORIGIN
     assert list(tmp_path.iterdir()) == []  # no graph cache, nothing else
 
 
-def test_the_shipped_template_is_what_the_builder_writes(tmp_path: Path) -> None:
-    """Changing bert_graph.py without `python -m service.embedding.bert_graph` fails here."""
+def test_the_shipped_templates_are_what_the_builder_writes(tmp_path: Path) -> None:
+    """Changing bert_graph.py without `python -m service.embedding.bert_graph` fails here (both templates)."""
     bert_graph.write_template(bundled_model_dir(), tmp_path / "t.onnx", tmp_path / "t.json")
     assert (tmp_path / "t.onnx").read_bytes() == bert_graph.TEMPLATE_FILE.read_bytes()
     assert (tmp_path / "t.json").read_text() == bert_graph.MANIFEST_FILE.read_text()
+    bert_graph.write_template(bundled_model_dir(), tmp_path / "i.onnx", tmp_path / "i.json", int8=True)
+    assert (tmp_path / "i.onnx").read_bytes() == bert_graph.INT8_TEMPLATE_FILE.read_bytes()
+    assert (tmp_path / "i.json").read_text() == bert_graph.INT8_MANIFEST_FILE.read_text()
+
+
+def test_the_int8_template_holds_no_weights_and_passes_the_onnx_checker() -> None:
+    import onnx
+
+    model = onnx.load(str(bert_graph.INT8_TEMPLATE_FILE), load_external_data=False)
+    ops = [op.op_type for op in model.graph.node]
+    assert ops.count("MatMulInteger") == 36 and ops.count("DynamicQuantizeLinear") == 24 and ops.count("MatMul") == 12
+    external = {t.name for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL}
+    listed = {w["name"] for w in encoder_graph.manifest(bert_graph.INT8_MANIFEST_FILE)["weights"]}
+    assert external == listed and sum(name.endswith(".T.int8") for name in listed) == 36
+    assert bert_graph.INT8_TEMPLATE_FILE.stat().st_size < 60_000  # no weights inside
+    weights = encoder_graph.initializers(bundled_model_dir(), bert_graph.INT8_MANIFEST_FILE)  # as the loader does
+    for tensor in model.graph.initializer:
+        if tensor.name in weights:
+            tensor.CopyFrom(onnx.numpy_helper.from_array(weights[tensor.name], tensor.name))
+    onnx.checker.check_model(model, full_check=True)
 
 
 def test_the_template_holds_no_weights_and_passes_the_onnx_checker() -> None:
@@ -97,27 +122,31 @@ def test_the_template_holds_no_weights_and_passes_the_onnx_checker() -> None:
 
 def test_the_loaded_graph_gives_the_fixture_vectors(tmp_path: Path) -> None:
     """The full check (the 256-token text included); test_reference_vectors.py covers the 33-text fixture."""
-    embedder = MiniLMEmbedder(Settings(data_dir=tmp_path))
+    embedder = MiniLMEmbedder(Settings(data_dir=tmp_path, embedder_precision="fp32"))
     assert embedder.embed_documents(["a b c"]).shape == (1, 384)
     assert embedder._model.check() < 1e-5
 
 
-def test_other_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """E.g. MEMORY_MODEL_DIR holding other weights: stored vectors would stop being comparable."""
+@pytest.mark.parametrize(("precision", "factor"), [("fp32", 1.5), ("int8", -1.0)])
+def test_other_weights_are_refused(precision: str, factor: float, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """E.g. MEMORY_MODEL_DIR holding other weights: stored vectors would stop being comparable. fp32 is held to
+    1e-4 per element (a layer's query weights x1.5 is refused); int8, checked by cosine (>= 0.98), refuses
+    weights that move the vectors as far as int8 itself does not (a layer's value weights negated)."""
     real = bert_graph.read_weights
 
     def other_weights(model_dir: Path) -> dict[str, np.ndarray]:
         weights = dict(real(model_dir))
-        name = "encoder.layer.0.attention.self.query.weight"
-        weights[name] = weights[name] * 1.5
+        name = f"encoder.layer.0.attention.self.{'query' if precision == 'fp32' else 'value'}.weight"
+        weights[name] = weights[name] * factor
         return weights
 
     monkeypatch.setattr(encoder_graph, "read_weights", other_weights)
-    embedder = MiniLMEmbedder(Settings(data_dir=tmp_path))
+    embedder = MiniLMEmbedder(Settings(data_dir=tmp_path, embedder_precision=precision))
     with pytest.raises(EmbeddingUnavailable, match="do not give all-MiniLM-L6-v2's vectors"):
         embedder.embed_query("x")
     status = embedder.status()
-    assert status["state"] == "error" and "differ from sentence-transformers'" in status["error"]
+    assert status["state"] == "error" and "sentence-transformers'" in status["error"]
     assert "\n" not in status["error"]
 
 

@@ -18,7 +18,7 @@ def test_minilm_is_the_default_and_loads_nothing() -> None:
     embedder = build_embedder(Settings(embedder="minilm"))
     assert isinstance(embedder, MiniLMEmbedder)
     assert embedder.enabled and embedder.dim == 384
-    assert embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2+int8"  # int8 is the default precision
     assert embedder.status()["state"] == "not_loaded" and not embedder.ready()
 
 

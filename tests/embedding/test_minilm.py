@@ -91,9 +91,9 @@ def test_start_loads_in_background_without_network(loaded: dict[str, Any]) -> No
 def test_status_fields(embedder: MiniLMEmbedder) -> None:
     status = embedder.status()
     assert status["embedder"] == "minilm" and status["state"] == "ready"
-    assert status["model"] == MODEL_ID == embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
-    assert status["dim"] == 384 and status["error"] is None
-    assert status["runtime"] == "onnx" and status["graph"] == "shipped graph + model.safetensors"  # the default runtime
+    assert status["model"] == embedder.model_id == MODEL_ID + "+int8" == "sentence-transformers/all-MiniLM-L6-v2+int8"
+    assert status["dim"] == 384 and status["error"] is None and status["precision"] == "int8"  # the default
+    assert status["runtime"] == "onnx" and status["graph"].startswith("shipped int8 graph")  # the default runtime
     embedder.start()  # a second start is a no-op
     assert embedder.status()["state"] == "ready"
 

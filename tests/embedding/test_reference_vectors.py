@@ -35,7 +35,7 @@ def load(path: Path) -> tuple[list[str], list[int], np.ndarray]:
 
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
-    return MiniLMEmbedder(Settings(data_dir=shared_data_dir(tmp_path_factory)))
+    return MiniLMEmbedder(Settings(data_dir=shared_data_dir(tmp_path_factory), embedder_precision="fp32"))
 
 
 def test_the_fixture_covers_what_it_says() -> None:
@@ -48,7 +48,7 @@ def test_the_fixture_covers_what_it_says() -> None:
     assert load(CHECK)[0] == CHECK_TEXTS  # the vectors the service checks every graph against
 
 
-def test_default_embedder_matches_the_torch_vectors(embedder: MiniLMEmbedder) -> None:
+def test_the_fp32_embedder_matches_the_torch_vectors(embedder: MiniLMEmbedder) -> None:
     texts, _, reference = load(FIXTURE)
     batched = embedder.embed_documents(texts)
     single = np.vstack([embedder.embed_query(text) for text in texts])
@@ -59,7 +59,7 @@ def test_default_embedder_matches_the_torch_vectors(embedder: MiniLMEmbedder) ->
 
 @pytest.mark.skipif(TORCH_MISSING is not None, reason=f"live cross-check needs the [torch] extra ({TORCH_MISSING} "
                                                       "is not installed); the committed fixture is checked above")
-def test_default_embedder_matches_sentence_transformers_live(embedder: MiniLMEmbedder) -> None:
+def test_the_fp32_embedder_matches_sentence_transformers_live(embedder: MiniLMEmbedder) -> None:
     from sentence_transformers import SentenceTransformer
 
     texts = REFERENCE_TEXTS + [f"fact {i}: the billing service caches results in Redis" for i in range(40)]

@@ -29,6 +29,7 @@ from service.search.mode import exact, search_mode
 log = logging.getLogger(__name__)
 
 EMBED_ON_SEARCH_MAX = 256  # missing vectors embedded inline by one search; the rest wait for reindex/next search
+EMBED_IN_BACKGROUND = 32  # missing vectors embedded per step of the background pass (the index is locked meanwhile)
 
 
 class EmbeddedSearch:
@@ -77,9 +78,26 @@ class EmbeddedSearch:
 
     def warm(self) -> None:
         """Build every profile's index now (called in the background by `memory serve`), so the first
-        search of a large profile does not pay for it."""
-        for profile_id in self.source.profile_ids():
+        search of a large profile does not pay for it; then embed the facts still lacking a vector of the
+        current model (a store written with another model or precision: its searches answer meanwhile, by words
+        for those facts, hybrid once all are done; /readyz counts what is left, `facts_without_vector`)."""
+        profiles = self.source.profile_ids()
+        for profile_id in profiles:
             self._synced(profile_id)
+        for profile_id in profiles:
+            self._embed_all_missing(profile_id)
+
+    def _embed_all_missing(self, profile_id: int) -> None:
+        """Embed the profile's missing vectors in small steps, so searches wait at most one step for its lock."""
+        while True:
+            index = self._synced(profile_id, embed=False)
+            with index.lock:
+                if not (index.missing_vectors and self.gate.usable()):
+                    return
+                before = len(index.missing_vectors)
+                self._embed_missing(index, profile_id, EMBED_IN_BACKGROUND)
+                if len(index.missing_vectors) >= before:  # nothing embedded (the embedder failed): stop here
+                    return
 
     def changed(self, profile_id: int, profile: str) -> None:
         """Nothing to push: the next search pulls the change (and so do other processes)."""
@@ -150,7 +168,7 @@ class EmbeddedSearch:
 
     # --- keeping the cache in step with the canonical store ---------------------------------------
 
-    def _synced(self, profile_id: int) -> ProfileIndex:
+    def _synced(self, profile_id: int, *, embed: bool = True) -> ProfileIndex:
         with self._guard:
             index = self._indexes.get(profile_id)
             if index is None:
@@ -161,12 +179,12 @@ class EmbeddedSearch:
                 index.upsert(_indexed(fact))
                 seq = max(seq, fact.change_seq)
             index.synced_seq = max(index.synced_seq, seq)
-            if index.missing_vectors and self.gate.usable():
-                self._embed_missing(index, profile_id)
+            if embed and index.missing_vectors and self.gate.usable():
+                self._embed_missing(index, profile_id, EMBED_ON_SEARCH_MAX)
         return index
 
-    def _embed_missing(self, index: ProfileIndex, profile_id: int) -> None:
-        rows = sorted(index.missing_vectors)[:EMBED_ON_SEARCH_MAX]
+    def _embed_missing(self, index: ProfileIndex, profile_id: int, most: int) -> None:
+        rows = sorted(index.missing_vectors)[:most]
         texts = [embedding_text(*index.text_of(r)) for r in rows]
         try:
             embedded = self.embedder.embed_documents(texts)

@@ -1,5 +1,6 @@
-"""The child process of service.embedding.int8_graph: `python -m service.embedding.int8_quantize MODEL_DIR OUT`
-writes the int8 encoder for the weights in MODEL_DIR to OUT (see int8_graph.py for what and why)."""
+"""The reference for the shipped int8 encoder (tests/embedding/test_int8.py): ONNX Runtime's own quantization
+tool run on the fp32 encoder, as releases before the shipped int8 template did at load (needs the `onnx` package
+of the test extra). `python -m tests.embedding.ort_int8 MODEL_DIR OUT` writes it to OUT."""
 
 from __future__ import annotations
 
