@@ -1,8 +1,8 @@
 """Errors of both HTTP faces: one table from domain error to HTTP status, one answer for both.
 
 The body is decided by service.error_bodies (code, message, param; the REST envelope, or on every path under
-/mcp the JSON-RPC one). Bad query parameters are 400, never FastAPI's 422. Headers of an HTTP error (Allow
-on 405) are kept.
+/mcp the JSON-RPC one). Bad query parameters are 400, never FastAPI's 422. Headers of an HTTP error are kept;
+a 405's Allow names every method the path takes (one route per method: Starlette names only the first's).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
 
 from service.error_bodies import ErrorInfo, describe, input_problems, jsonrpc_body, rest_body
 from service.errors import BackendUnavailable, Conflict, InvalidInput, MemoryServiceError, NotFound, Unauthorized
@@ -65,6 +66,21 @@ def _answer(path: str, status: int, info: ErrorInfo, headers: Mapping[str, str] 
     return JSONResponse(body, status_code=status, headers=all_headers or None)
 
 
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request, allow: str) -> str:
+    """The Allow header of a 405: the methods `allow` (Starlette's, of the one route that answered) names,
+    and each other method a route of the app takes at this path (asked of the routes themselves, included
+    routers among them; a mounted app answers its own 405s)."""
+    scope = {**request.scope, "root_path": request.scope.get("app_root_path", request.scope.get("root_path", ""))}
+    routes = [route for route in request.app.router.routes if not isinstance(route, Mount)]
+    methods = {m.strip() for m in allow.split(",") if m.strip()} | {
+        method for method in METHODS
+        if any(route.matches({**scope, "method": method})[0] is Match.FULL for route in routes)}
+    return ", ".join(sorted(methods))
+
+
 def _status_of(exc: MemoryServiceError) -> int:
     for cls in type(exc).__mro__:
         if cls in STATUS:
@@ -94,7 +110,10 @@ def install(app: FastAPI) -> None:
             if is_mcp_path(request.url.path):
                 message = ("no such endpoint: the MCP endpoint is /mcp/<profile>, with the name of a profile "
                            "(memory profile list) in the URL")
-        return error_response(request.url.path, exc.status_code, code, message, headers=exc.headers)
+        headers = exc.headers
+        if exc.status_code == 405 and headers and "Allow" in headers:
+            headers = {**headers, "Allow": allowed_methods(request, headers["Allow"])}
+        return error_response(request.url.path, exc.status_code, code, message, headers=headers)
 
 
 ERROR_SCHEMA = {
