@@ -27,9 +27,9 @@ async def test_first_search_on_a_fresh_data_dir_is_never_null_because_of_loading
     data_dir = tmp_path / "fresh"
     real = encoder_graph.initializers
 
-    def slow_disk(model_dir: Path) -> object:
+    def slow_disk(model_dir: Path, *listing: Path) -> object:
         time.sleep(2.0)
-        return real(model_dir)
+        return real(model_dir, *listing)
 
     monkeypatch.setattr(encoder_graph, "initializers", slow_disk)
     app = create_app(Settings(data_dir=data_dir, embedder="minilm"), preload_embedder=True)  # as `memory serve`

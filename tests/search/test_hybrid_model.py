@@ -104,7 +104,7 @@ def test_vectors_are_stored_with_their_model(hybrid) -> None:
     from service.store.vectors import models as vector_models
 
     with services.db.read() as session:
-        assert vector_models(session) == {"sentence-transformers/all-MiniLM-L6-v2": len(FACTS)}
+        assert vector_models(session) == {"sentence-transformers/all-MiniLM-L6-v2+int8": len(FACTS)}  # the default
     vector = services.embedder.embed_query("anything")
     assert vector.dtype == np.float32 and vector.shape == (384,)
 
