@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -70,6 +70,29 @@ def prefix(real_opensearch: Cluster) -> Iterator[str]:
         yield name
     finally:
         remove_prefix(real_opensearch, name)
+
+
+@pytest.fixture
+def as_user(real_opensearch: Cluster, request: pytest.FixtureRequest) -> Iterator[Callable[[str, dict], Cluster]]:
+    """as_user(name, role body) -> the session's secured cluster as a new user holding exactly that role (the user
+    and its role are removed afterwards); skips unless the secured local node serves (users and roles)."""
+    if real_opensearch.admin is None:
+        pytest.skip("needs the secured local node (users and roles)")
+    node = request.getfixturevalue("secured_opensearch")
+    made: list[str] = []
+
+    def make(name: str, body: dict) -> Cluster:
+        node.create_role(f"{name}-role", cluster_permissions=body["cluster_permissions"],
+                         index_permissions=body["index_permissions"])
+        password = "Lp-9x!" + name[-8:] + "Qz7"
+        node.create_user(name, password, roles=[f"{name}-role"])
+        made.append(name)
+        return Cluster(real_opensearch.url, name, password, real_opensearch.ca_file, real_opensearch.admin)
+
+    yield make
+    for name in made:
+        node.delete_user(name)
+        node.delete_role(f"{name}-role")
 
 
 def names(prefix: str) -> Names:

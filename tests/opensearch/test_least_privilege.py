@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -23,29 +22,9 @@ from service.search.opensearch.role import role
 from service.search.opensearch.templates import Names
 from tests.opensearch.conftest import mirrored_settings
 from tests.opensearch.fakes import FakeEmbedder
-from tests.support import opensearch_node
-from tests.support.clusters import Cluster, new_prefix, remove_prefix
+from tests.support.clusters import Cluster
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.secured]
-
-
-@pytest.fixture
-def prefix(real_opensearch: Cluster) -> Iterator[str]:
-    if real_opensearch.admin is None:
-        pytest.skip("needs the secured local node (users and roles)")
-    name = new_prefix()
-    try:
-        yield name
-    finally:
-        remove_prefix(real_opensearch, name)
-
-
-def _user(node: opensearch_node.Node, name: str, body: dict[str, Any]) -> tuple[str, str]:
-    node.create_role(f"{name}-role", cluster_permissions=body["cluster_permissions"],
-                     index_permissions=body["index_permissions"])
-    password = "Lp-9x!" + name[-8:] + "Qz7"
-    node.create_user(name, password, roles=[f"{name}-role"])
-    return name, password
 
 
 def _services(tmp_path: Path, cluster: Cluster, prefix: str, *, vectors: bool = True, **extra: object) -> Services:
@@ -55,9 +34,8 @@ def _services(tmp_path: Path, cluster: Cluster, prefix: str, *, vectors: bool = 
 
 
 def test_auto_mode_user_is_enough_for_everything(tmp_path: Path, real_opensearch: Cluster, prefix: str,
-                                                 secured_opensearch: opensearch_node.Node) -> None:
-    user, password = _user(secured_opensearch, f"auto-{prefix}", role(Names(prefix), install="auto"))
-    cluster = Cluster(real_opensearch.url, user, password, real_opensearch.ca_file, real_opensearch.admin)
+                                                 as_user: Callable[[str, dict], Cluster]) -> None:
+    cluster = as_user(f"auto-{prefix}", role(Names(prefix), install="auto"))
     services = _services(tmp_path, cluster, prefix)
     try:
         alpha = services.profiles.create("alpha")
@@ -77,15 +55,12 @@ def test_auto_mode_user_is_enough_for_everything(tmp_path: Path, real_opensearch
             maintenance.close()
     finally:
         services.close()
-        secured_opensearch.delete_user(user)
-        secured_opensearch.delete_role(f"{user}-role")
 
 
 def test_check_mode_waits_for_the_administrator(tmp_path: Path, real_opensearch: Cluster, prefix: str,
-                                                secured_opensearch: opensearch_node.Node,
+                                                as_user: Callable[[str, dict], Cluster],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    user, password = _user(secured_opensearch, f"check-{prefix}", role(Names(prefix), install="check"))
-    cluster = Cluster(real_opensearch.url, user, password, real_opensearch.ca_file, real_opensearch.admin)
+    cluster = as_user(f"check-{prefix}", role(Names(prefix), install="check"))
     services = _services(tmp_path, cluster, prefix, vectors=False, opensearch_install="check",
                          opensearch_sync_interval=2.0)  # the default: the worker cycles as in production
     try:
@@ -132,5 +107,3 @@ def test_check_mode_waits_for_the_administrator(tmp_path: Path, real_opensearch:
         assert services.backend.status()["problems"] == []
     finally:
         services.close()
-        secured_opensearch.delete_user(user)
-        secured_opensearch.delete_role(f"{user}-role")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,40 +20,9 @@ from service.search.opensearch.permissions import denials, problems
 from service.search.opensearch.role import role
 from service.search.opensearch.templates import Names
 from tests.opensearch.conftest import mirrored_settings
-from tests.support import opensearch_node
-from tests.support.clusters import Cluster, new_prefix, remove_prefix
+from tests.support.clusters import Cluster
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.secured]
-
-
-@pytest.fixture
-def prefix(real_opensearch: Cluster) -> Iterator[str]:
-    if real_opensearch.admin is None:
-        pytest.skip("needs the secured local node (users and roles)")
-    name = new_prefix()
-    try:
-        yield name
-    finally:
-        remove_prefix(real_opensearch, name)
-
-
-@pytest.fixture
-def as_user(real_opensearch: Cluster, secured_opensearch: opensearch_node.Node) -> Iterator[Any]:
-    """as_user(name, role body) -> the cluster as a new user holding exactly that role (removed afterwards)."""
-    made: list[str] = []
-
-    def make(name: str, body: dict[str, Any]) -> Cluster:
-        secured_opensearch.create_role(f"{name}-role", cluster_permissions=body["cluster_permissions"],
-                                       index_permissions=body["index_permissions"])
-        password = "Lp-9x!" + name[-8:] + "Qz7"
-        secured_opensearch.create_user(name, password, roles=[f"{name}-role"])
-        made.append(name)
-        return Cluster(real_opensearch.url, name, password, real_opensearch.ca_file, real_opensearch.admin)
-
-    yield make
-    for name in made:
-        secured_opensearch.delete_user(name)
-        secured_opensearch.delete_role(f"{name}-role")
 
 
 def without(body: dict[str, Any], permission: str) -> dict[str, Any]:

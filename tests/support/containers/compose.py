@@ -40,7 +40,7 @@ def ensure(progress: Callable[[str], None] = print) -> str:
     if found:
         progress(f"docker compose {found}")
         return found
-    go = shutil.which("go") or next((str(p) for p in [GO_DEFAULT] if p.exists()), None)
+    go = shutil.which("go") or (str(GO_DEFAULT) if GO_DEFAULT.exists() else None)
     if go is None:
         raise ContainersUnavailable("no Compose v2 plugin and no Go toolchain to build it: install docker-compose v2 "
                                     f"into {PLUGIN.parent}, or Go")
