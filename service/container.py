@@ -21,6 +21,7 @@ from service.errors import MemoryServiceError
 
 if TYPE_CHECKING:
     from service.domain.as_of import AsOfService
+    from service.domain.curation import CurationService
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
@@ -66,6 +67,7 @@ class Services:
     stats: StoreStats
     gaps: GapReport
     as_of: AsOfService
+    curation: CurationService
     grants: GrantService  # OAuth grants: listed and revoked whether or not MEMORY_OAUTH is on now
     oauth: OAuthServer | None  # MEMORY_OAUTH=on
 
@@ -235,8 +237,18 @@ def build_profiles(settings: Settings, store: CanonicalStore) -> tuple[ProfileSe
     return profiles, grants, server
 
 
+def build_curation(settings: Settings, store: CanonicalStore) -> CurationService:
+    """The curation service of a process that does not serve (the CLI): the running server's search index
+    follows the canonical store by itself (the outbox, the embedded index's change sequence)."""
+    from service.domain.curation import CurationService
+
+    return CurationService(store, model_id=build_embedder(settings).model_id,
+                           threshold=settings.similar_threshold)
+
+
 def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
     from service.domain.as_of import AsOfService
+    from service.domain.curation import CurationService
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
@@ -266,6 +278,8 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         stats=StoreStats(store, capabilities.aggregates),
         gaps=GapReport(SqlMissReader(db), embedder, gate, mirrored=capabilities.mirrored),
         as_of=AsOfService(store),
+        curation=CurationService(store, model_id=embedder.model_id, threshold=settings.similar_threshold,
+                                 on_changed=backend.changed),
         grants=grants,
         oauth=oauth,
     )

@@ -18,7 +18,7 @@ from service.api import oauth
 from service.web import errors
 from service.api.limits import InFlightLimit, RequestLimits
 from service.api.ui import mount_ui
-from service.api.routes import facts, grants, health, profiles, queries, stats
+from service.api.routes import curation, facts, grants, health, profiles, queries, stats
 from service.config import Settings
 from service.container import Services, build_services
 from service.domain.ports import Embedder
@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     )
     app.state.services = services
     errors.install(app)
-    for module in (profiles, queries, stats, facts, grants, health):
+    for module in (profiles, queries, stats, facts, curation, grants, health):
         app.include_router(module.router)
     mount_ui(app)
     oauth.mount(app, services)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from service.contract import BUCKET_LABELS, DAYS_MAX, INACTIVE_SHOWN
-from service.domain.models import Fact, Kind, Revision, Status
+from service.domain.models import Fact, Kind, ReviewedFact, Revision, Status
 from service.domain.oauth.grants import GrantInfo
 
 
@@ -216,7 +216,7 @@ class FactsBody(BaseModel):
     profile: str
     as_of: str | None = Field(None, description="With `as_of`: the instant (UTC); the facts are as they stood "
                                                 "then (status, title, kind and tags then).")
-    facts: list[Fact]
+    facts: list[ReviewedFact]
     next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page.")
 
 
@@ -236,11 +236,29 @@ class FactBody(BaseModel):
     as_of: str | None = Field(None, description="With `as_of`: the instant (UTC) the fact, its revisions (those "
                                                 "replaced by then) and its chain (members that existed then) "
                                                 "are shown at.")
-    fact: Fact
+    fact: ReviewedFact
     revisions: list[Revision]
-    chain: list[Fact] = Field(description="The whole supersession chain, oldest first.")
+    chain: list[ReviewedFact] = Field(description="The whole supersession chain, oldest first.")
     redaction: Redaction | None = Field(None, description="Set when the fact's words were removed by "
                                                           "`memory redact`: who, when, why.")
+
+
+class DuplicateGroupBody(BaseModel):
+    similarity: float = Field(description="Cosine of the group's closest pair.")
+    closest: list[str] = Field(min_length=2, max_length=2, description="The uids of the closest pair.")
+    keep: str = Field(description="The suggested fact to keep: the most recalled, then the newest.")
+    command: str = Field(description="The CLI line that keeps `keep` and retires the others of the group.")
+    facts: list[ReviewedFact] = Field(min_length=2, description="The group's active facts, oldest first.")
+
+
+class DuplicatesBody(BaseModel):
+    profile: str
+    threshold: float = Field(description="The cosine at or above which two facts count as near-duplicates.")
+    compared: int = Field(ge=0, description="Active facts compared (those with a vector of the current model).")
+    without_vector: int = Field(ge=0, description="Active facts left out: no vector of the current model yet "
+                                                  "(being embedded) or none at all (redacted).")
+    groups: list[DuplicateGroupBody] = Field(description="Closest pair first. A fact with no near-duplicate is "
+                                                         "in none.")
 
 
 class HealthBody(BaseModel):

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from service.cli import grants, help_types, maintenance, redact
+from service.cli import duplicates, grants, help_types, maintenance, redact
 from service.cli import opensearch as opensearch_cli
 from service.cli.output import console, emit, failures
 from service.config import Settings
@@ -27,6 +27,7 @@ app.add_typer(opensearch_cli.app, name="opensearch")
 maintenance.register(app)
 redact.register(app)
 grants.register(app)
+duplicates.register(app)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 

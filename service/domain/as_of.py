@@ -20,6 +20,7 @@ from typing import Any
 
 from service import clock
 from service.domain import validation
+from service.domain.curation import Position, next_position, page_position
 from service.domain.models import Fact, FactStatus, Revision
 from service.domain.ports.canonical import CanonicalStore
 from service.domain.ports.records import FactRecord, RevisionRecord, to_fact, to_revision
@@ -109,31 +110,36 @@ class AsOfService:
         self.store = store
 
     def list(self, profile: ProfileRef, at: datetime, *, status: str | None, kind: str | None, tag: str | None,
-             limit: int, before_id: int | None) -> tuple[list[Fact], int | None]:
+             limit: int, before_id: int | None, recalled: str | None = None, order: str = "newest",
+             before_recall: tuple[int, int] | None = None) -> tuple[list[Fact], Position | None]:
         """Up to `limit` facts whose status at `at` was `status` (default active) and whose kind and tags then
-        pass the filters, newest first; and the id to page on (None on the last page)."""
+        pass the filters, newest first (or most recalled first; `recalled` as for FactService.page, the counts
+        now); and the position to page on (None on the last page)."""
         wanted_status = status or FactStatus.ACTIVE.value
         if wanted_status not in STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(STATUSES)}", param="status")
-        out: list[tuple[int, Fact]] = []
-        cursor = before_id
+        out: list[tuple[FactRecord, Fact]] = []
         batch = max(limit + 1, 100)
         with self.store.read() as uow:
+            before_id, before_recall = page_position(uow.facts, profile.id, order, before_id, before_recall)
             while len(out) <= limit:
-                rows = uow.facts.at(profile.id, at, status=wanted_status, before_id=cursor, limit=batch)
+                rows = uow.facts.at(profile.id, at, status=wanted_status, before_id=before_id, limit=batch,
+                                    recalled=recalled, order=order, before_recall=before_recall)
                 revisions = uow.revisions.of_facts([r.id for r in rows if r.id is not None])
                 for row in rows:
                     assert row.id is not None
                     fact = state_at(row, revisions[row.id], at)
                     if fact is not None and (kind is None or fact.kind == kind) and (tag is None or tag in fact.tags):
-                        out.append((row.id, fact))
+                        out.append((row, fact))
                         if len(out) > limit:
                             break
                 if len(rows) < batch:
                     break
-                cursor = rows[-1].id
-        page = out[:limit]
-        return [f for _, f in page], (page[-1][0] if len(out) > limit else None)
+                position = next_position(uow.facts, profile.id, order, rows[-1])
+                before_id, before_recall = (None, position) if isinstance(position, tuple) else (position, None)
+            page = out[:limit]
+            more = len(out) > limit
+            return [f for _, f in page], next_position(uow.facts, profile.id, order, page[-1][0]) if more else None
 
     def get(self, profile: ProfileRef, uid: str, at: datetime, chain: list[Fact]) -> FactAsOf:
         """`chain`: the fact's whole supersession chain now (FactService.get)."""

@@ -24,6 +24,7 @@ from service import ids
 from service.contract import RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX
 from service.clock import utcnow
 from service.domain import validation
+from service.domain.curation import Position, next_position, page_position
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult, embedding_text
 from service.domain.embed_gate import EmbedGate
 from service.domain.ports import Embedder, SearchBackend
@@ -173,15 +174,19 @@ class FactService:
             return [to_fact(r) for r in uow.facts.recent(profile.id, limit=limit, kind=kind)]
 
     def page(self, profile: ProfileRef, *, status: str | None, kind: str | None, tag: str | None, limit: int,
-             before_id: int | None) -> tuple[list[Fact], int | None]:
-        """Facts of any status, newest first, `limit` of them after `before_id`; and the id to pass as
-        `before_id` for the next page (None on the last page)."""
+             before_id: int | None, recalled: str | None = None, order: str = "newest",
+             before_recall: tuple[int, int] | None = None) -> tuple[list[Fact], Position | None]:
+        """Facts of any status, newest first (order "recalled": most recalled first, ties newest first),
+        `limit` of them after the position given; and the position of the next page (None on the last page):
+        a fact id, or (recalled_count, id) with order "recalled". recalled "never" / "ever": facts no logged
+        search returned / some did."""
         with self.store.read() as uow:
+            before_id, before_recall = page_position(uow.facts, profile.id, order, before_id, before_recall)
             rows = uow.facts.page(profile.id, status=status, kind=kind, tag=tag, limit=limit + 1,
-                                  before_id=before_id)
-        page = rows[:limit]
-        more = len(rows) > limit and page[-1].id is not None
-        return [to_fact(r) for r in page], page[-1].id if more else None
+                                  before_id=before_id, recalled=recalled, order=order, before_recall=before_recall)
+            page = rows[:limit]
+            more = len(rows) > limit and page[-1].id is not None
+            return [to_fact(r) for r in page], next_position(uow.facts, profile.id, order, page[-1]) if more else None
 
     def count(self, profile: ProfileRef, status: str | None = "active") -> int:
         with self.store.read() as uow:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from service.clock import isoformat
 from service.contract import KINDS, STATUSES, FactStatus  # noqa: F401 - FactStatus: used by the domain from here
@@ -57,6 +57,20 @@ class Fact(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+class ReviewedFact(Fact):
+    """A fact as REST shows it to reviewers: with how often memory recalled it (issue 39). The counts are the
+    query log's, now (also in `as_of` views): searches whose returned facts included this fact."""
+
+    recalled_count: int = Field(ge=0, description="Logged searches whose returned facts included this fact (now, "
+                                                  "also in as_of views).")
+    last_recalled_at: OptInstant = Field(description="When the last of them ran; null when no search returned it.")
+
+    @classmethod
+    def of(cls, fact: Fact, recalled: tuple[int, datetime] | None) -> ReviewedFact:
+        count, last = recalled if recalled is not None else (0, None)
+        return cls(**dict(fact), recalled_count=count, last_recalled_at=last)
 
 
 class Revision(BaseModel):

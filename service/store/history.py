@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from service.contract import FactStatus
+from service.store import recalls
 from service.store.tables import FactRevision, FactRow
 
 
@@ -24,15 +25,16 @@ def _ended(at: datetime) -> tuple[sa.ColumnElement[bool], sa.ColumnElement[bool]
 
 
 def facts_at(session: Session, profile_id: int, at: datetime, *, status: str, before_id: int | None,
-             limit: int) -> list[FactRow]:
-    """Facts created at or before `at` whose status then was `status`, newest first (by id), keyset-paged."""
+             limit: int, recalled: str | None = None, order: str = "newest",
+             before_recall: tuple[int, int] | None = None) -> list[FactRow]:
+    """Facts created at or before `at` whose status then was `status`, newest first (by id), keyset-paged; or
+    in recall order, or only those (never) recalled (the counts now: service.store.recalls.ordered)."""
     retired, superseded = _ended(at)
     ended = {FactStatus.RETIRED: retired, FactStatus.SUPERSEDED: superseded}
     then = ended.get(status, sa.not_(sa.or_(retired, superseded)))
     stmt = select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.created_at) <= at, then)
-    if before_id is not None:
-        stmt = stmt.where(col(FactRow.id) < before_id)
-    return list(session.exec(stmt.order_by(col(FactRow.id).desc()).limit(limit)).all())
+    stmt = recalls.ordered(stmt, recalled=recalled, order=order, before_id=before_id, before_recall=before_recall)
+    return list(session.exec(stmt.limit(limit)).all())
 
 
 def revisions_by_fact(session: Session, fact_ids: Iterable[int]) -> dict[int, list[FactRevision]]:

@@ -14,6 +14,7 @@ from sqlmodel import Session, col, select
 
 from service.store import aggregates as agg
 from service.store import history
+from service.store import recalls
 from service.store import redactions
 from service.store import repository as repo
 from service.store import vectors
@@ -119,9 +120,13 @@ class SqlFacts(_Member):
         return repo.recent_facts(self.session, profile_id, limit=limit, kind=kind)
 
     def page(self, profile_id: int, *, status: str | None, kind: str | None, tag: str | None, limit: int,
-             before_id: int | None) -> list[FactRow]:
+             before_id: int | None, recalled: str | None = None, order: str = "newest",
+             before_recall: tuple[int, int] | None = None) -> list[FactRow]:
         return repo.list_facts(self.session, profile_id, status=status, kind=kind, tag=tag, limit=limit,
-                               before_id=before_id)
+                               before_id=before_id, recalled=recalled, order=order, before_recall=before_recall)
+
+    def recalls(self, profile_id: int, uids: Iterable[str]) -> dict[str, tuple[int, datetime]]:
+        return recalls.of(self.session, profile_id, uids)
 
     def count(self, profile_id: int, status: str | None = "active") -> int:
         return repo.count_facts(self.session, profile_id, status)
@@ -131,8 +136,10 @@ class SqlFacts(_Member):
                                  .order_by(col(FactRow.id))).all()
 
     def at(self, profile_id: int, at: datetime, *, status: str, before_id: int | None,
-           limit: int) -> list[FactRow]:
-        return history.facts_at(self.session, profile_id, at, status=status, before_id=before_id, limit=limit)
+           limit: int, recalled: str | None = None, order: str = "newest",
+           before_recall: tuple[int, int] | None = None) -> list[FactRow]:
+        return history.facts_at(self.session, profile_id, at, status=status, before_id=before_id, limit=limit,
+                                recalled=recalled, order=order, before_recall=before_recall)
 
 
 class SqlRevisions(_Member):
@@ -254,3 +261,5 @@ class SqlVectors(_Member):
     def models_of(self, profile_id: int) -> dict[str, int]:
         return vectors.models_of(self.session, profile_id)
 
+    def active_of(self, profile_id: int, model: str) -> tuple[list[str], np.ndarray, int]:
+        return vectors.active_of(self.session, profile_id, model)

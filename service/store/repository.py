@@ -11,6 +11,7 @@ from sqlmodel import Session, SQLModel, col, select
 from service.contract import FactStatus
 from service.domain.models import Fact
 from service.domain.ports.records import to_fact
+from service.store import recalls
 from service.store.tables import (
     FactRevision,
     FactRow,
@@ -173,8 +174,13 @@ def list_facts(
     tag: str | None,
     limit: int,
     before_id: int | None,
+    recalled: str | None = None,
+    order: str = "newest",
+    before_recall: tuple[int, int] | None = None,
 ) -> list[FactRow]:
-    """Newest first (by id, i.e. creation order), keyset-paged with before_id."""
+    """Newest first (by id, i.e. creation order), keyset-paged with before_id; or, with order "recalled", most
+    recalled first (ties newest first), keyset-paged with before_recall (count, id). recalled "never" / "ever":
+    only the facts no logged search returned / some did."""
     stmt = select(FactRow).where(FactRow.profile_id == profile_id)
     if status:
         stmt = stmt.where(FactRow.status == status)
@@ -186,9 +192,8 @@ def list_facts(
                 FactTag.profile_id == profile_id, FactTag.tag == tag, col(FactTag.current).is_(True)
             ))
         )
-    if before_id is not None:
-        stmt = stmt.where(col(FactRow.id) < before_id)
-    return list(session.exec(stmt.order_by(col(FactRow.id).desc()).limit(limit)).all())
+    stmt = recalls.ordered(stmt, recalled=recalled, order=order, before_id=before_id, before_recall=before_recall)
+    return list(session.exec(stmt.limit(limit)).all())
 
 
 def facts_changed_since(conn: sa.Connection | Session, profile_id: int, seq: int) -> list[sa.Row[Any]]:
@@ -229,4 +234,7 @@ def insert_query_log(session: sa.Connection | Session, row: dict[str, object], r
     if tags:
         session.execute(_INSERT_QUERY_TAG, [
             {"query_id": query_id, "tag": tag, "profile_id": row["profile_id"], "day": row["day"]} for tag in tags])
+    returned = (item.get("uid") for item in results)
+    recalls.count(session, int(row["profile_id"]), (uid for uid in returned if isinstance(uid, str)),  # type: ignore[call-overload]
+                  row["created_at"])  # type: ignore[arg-type]
     return query_id

@@ -203,6 +203,21 @@ class QueryLogTag(SQLModel, table=True):
     day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
 
 
+class FactRecall(SQLModel, table=True):
+    """How many logged searches returned a fact, and when the last one did (issue 39: curation signals).
+    Kept in step with the query log: written in the transaction that logs the search (repository.
+    insert_query_log), so the counts are the log's own; a redaction rewrites queries, never results, so it
+    leaves them as they are. No row: never returned."""
+
+    __tablename__ = "fact_recalls"
+    __table_args__ = (sa.Index("ix_fact_recalls_profile_count", "profile_id", "recalled_count"),)
+
+    uid: str = Field(sa_column=sa.Column(sa.String(40), primary_key=True))
+    profile_id: int = Field(sa_column=sa.Column(sa.Integer, sa.ForeignKey("profiles.id"), nullable=False))
+    recalled_count: int = Field(sa_column=sa.Column(sa.Integer, nullable=False))
+    last_recalled_at: datetime = _ts()
+
+
 class OutboxRow(SQLModel, table=True):
     """A change to mirror into the search index (MEMORY_SEARCH=opensearch), written in the same transaction
     as the change itself. Its id is the document's external version in the index: changes of one profile

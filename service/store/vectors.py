@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from service.clock import utcnow
+from service.contract import FactStatus
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store import changes
@@ -100,3 +101,21 @@ def unembedded(db: Database, model: str, limit: int) -> list[FactRow]:
             sa.select(FactRow).where(col(FactRow.id).not_in(current), col(FactRow.redacted_at).is_(None))
             .order_by(col(FactRow.id)).limit(limit)
         ).all()]
+
+
+def active_of(session: Session, profile_id: int, model: str) -> tuple[list[str], np.ndarray, int]:
+    """The profile's active facts with a vector of `model`: their uids (oldest first) and vectors (one row
+    each); and how many active facts have none of this model (not embedded yet, or redacted)."""
+    rows = session.execute(
+        sa.select(FactRow.uid, FactVector.dim, FactVector.vector)
+        .join(FactVector, col(FactVector.fact_id) == col(FactRow.id))
+        .where(FactRow.profile_id == profile_id, FactRow.status == FactStatus.ACTIVE.value,
+               FactVector.model == model)
+        .order_by(col(FactRow.id))
+    ).all()
+    active = session.execute(sa.select(sa.func.count()).select_from(FactRow).where(
+        FactRow.profile_id == profile_id, FactRow.status == FactStatus.ACTIVE.value)).scalar_one()
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32), int(active)
+    matrix = np.vstack([from_bytes(data, dim) for _, dim, data in rows])
+    return [uid for uid, _, _ in rows], matrix, int(active) - len(rows)

@@ -44,7 +44,7 @@ def test_every_route_documents_its_statuses_and_a_success_schema(schema: dict) -
 def test_parameters_state_their_formats(schema: dict) -> None:
     """Issue 24: a schema-valid value is an answer, not a 400 (schemathesis' positive_data_acceptance check)."""
     facts = {p["name"]: p["schema"] for p in schema["paths"]["/api/{profile}/facts"]["get"]["parameters"]}
-    assert facts["cursor"]["anyOf"][0]["pattern"] == "^f[0-9]{1,12}$"
+    assert facts["cursor"]["anyOf"][0]["pattern"] == r"^(f[0-9]{1,12}|r[0-9]{1,12}\.[0-9]{1,12})$"
     assert facts["tag"]["anyOf"][0]["pattern"].startswith("^[A-Za-z0-9]")
     assert {o["format"] for o in facts["as_of"]["anyOf"]} == {"date-time", "date"}
     assert facts["profile"]["pattern"] == "^[a-z0-9][a-z0-9_-]{0,62}$"

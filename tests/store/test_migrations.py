@@ -60,3 +60,34 @@ def test_results_move_to_their_own_table(database_url: str) -> None:
         assert len(moved) == 1 and "f_1" in str(moved[0][1])
         assert "results" not in {c["name"] for c in sa.inspect(conn).get_columns("query_log")}
     db.dispose()
+
+
+def test_recall_counts_are_filled_from_the_log(database_url: str) -> None:
+    """Migration 0009 counts each logged search once per returned uid, and keeps its newest time."""
+    from alembic import command
+
+    from service.store.migrate import _alembic_config
+
+    db = Database(database_url)
+    with db.engine.begin() as conn:
+        command.upgrade(_alembic_config(conn), "0008")
+        conn.execute(sa.text("INSERT INTO profiles (name, created_at, fact_seq) VALUES ('p', :t, 0)"),
+                     {"t": "2026-01-01 00:00:00"})
+        for query_id, (results, at) in enumerate([
+            ('[{"uid": "f_1", "score": 1.0}, {"uid": "f_2", "score": 0.5}]', "2026-01-02 10:00:00"),
+            ('[{"uid": "f_1", "score": 1.0}]', "2026-01-03 09:00:00"),
+            ('[]', "2026-01-04 09:00:00"),
+            ('[{"uid": "f_1", "score": 1.0}, {"uid": "f_1", "score": 1.0}]', "2026-01-01 08:00:00"),
+        ], start=1):
+            conn.execute(sa.text(
+                "INSERT INTO query_log (id, profile_id, query, tags, result_limit, returned_count, mode, latency_ms, "
+                "created_at, day) VALUES (:id, 1, 'q', '[]', 8, 1, 'hybrid', 1.0, :t, :d)"),
+                {"id": query_id, "t": at, "d": at[:10]})
+            conn.execute(sa.text("INSERT INTO query_log_results (query_id, profile_id, results) VALUES (:id, 1, :r)"),
+                         {"id": query_id, "r": results})
+    upgrade(db.engine)
+    with db.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT uid, recalled_count, last_recalled_at FROM fact_recalls ORDER BY uid")).all()
+    assert [(uid, n, str(at)[:19]) for uid, n, at in rows] == [
+        ("f_1", 3, "2026-01-03 09:00:00"), ("f_2", 1, "2026-01-02 10:00:00")]
+    db.dispose()

@@ -13,7 +13,7 @@ from service.api.schemas import FactBody, FactsBody
 from service.clock import isoformat
 from service.domain import as_of as as_of_rules
 from service.domain import validation
-from service.contract import FACTS_PAGE_DEFAULT, FACTS_PAGE_MAX, KINDS, STATUSES, TAG_MAX, UID_MAX
+from service.contract import FACTS_PAGE_DEFAULT, FACTS_PAGE_MAX, KINDS, STATUSES, TAG_MAX, UID_MAX, FactStatus
 from service.errors import InvalidInput
 
 router = APIRouter(tags=["facts"])
@@ -22,19 +22,27 @@ KindLiteral = Literal[KINDS]  # type: ignore[valid-type]
 StatusLiteral = Literal[STATUSES]  # type: ignore[valid-type]
 
 
-CURSOR_PATTERN = r"^f[0-9]{1,12}$"  # every value of this form is a page: the facts before that position
+# Every value of these forms is a page: the facts after that position. `f` + id: newest first; `r` + count + `.` +
+# id: order=recalled (most recalled first, ties newest first).
+CURSOR_PATTERN = r"^(f[0-9]{1,12}|r[0-9]{1,12}\.[0-9]{1,12})$"
 
 
-def _cursor(fact_id: int | None) -> str | None:
+def _cursor(position: int | tuple[int, int] | None) -> str | None:
     """The next page's cursor, None on the last page."""
-    return f"f{fact_id}" if fact_id is not None else None
+    if position is None:
+        return None
+    return f"r{position[0]}.{position[1]}" if isinstance(position, tuple) else f"f{position}"
 
 
-def _decode_cursor(cursor: str) -> int:
-    """The position of a cursor (a value past the newest row is the first page)."""
+def _decode_cursor(cursor: str) -> int | tuple[int, int]:
+    """The position of a cursor (a value past the newest row, or above any count, is the first page). Either
+    form is a position in either order: the fact it names, and what comes after it."""
     if not re.fullmatch(CURSOR_PATTERN, cursor):
         raise InvalidInput("invalid cursor: pass next_cursor from the previous page", param="cursor")
-    return min(int(cursor[1:]), contract.MAX_ROW_ID + 1)
+    if cursor[0] == "f":
+        return min(int(cursor[1:]), contract.MAX_ROW_ID + 1)
+    count, fact_id = cursor[1:].split(".")
+    return min(int(count), contract.MAX_ROW_ID + 1), min(int(fact_id), contract.MAX_ROW_ID + 1)
 
 
 AS_OF_DOC = (
@@ -49,8 +57,17 @@ AsOfQuery = Annotated[str | None, Query(min_length=1, max_length=64, description
     "description": AS_OF_DOC})]
 
 CURSOR_DOC = (
-    "Opaque: the `next_cursor` of the previous page, passed back unchanged (`f` and digits). Any other value is a "
-    "400."
+    "Opaque: the `next_cursor` of the previous page of the same listing, passed back unchanged (`f` and digits, or "
+    "with order=recalled `r`, digits, `.`, digits; either form names a fact, and the page starts after it in the "
+    "order asked for). Any other value is a 400."
+)
+RECALLED_DOC = (
+    "`never`: only the facts no logged search returned (status active unless `status` says otherwise): what "
+    "nothing finds. `ever`: only those some search returned."
+)
+ORDER_DOC = (
+    "`newest` (default): newest first. `recalled`: most recalled first (`recalled_count`, ties newest first; "
+    "the counts now, also with `as_of`)."
 )
 TAG_QUERY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/+#-]*$"
 
@@ -67,21 +84,31 @@ def list_facts(
     = None,
     limit: Annotated[int, Query(ge=1, le=FACTS_PAGE_MAX, description=f"Facts per page (1-{FACTS_PAGE_MAX}).")]
     = FACTS_PAGE_DEFAULT,
-    cursor: Annotated[str | None, Query(min_length=2, max_length=13, pattern=CURSOR_PATTERN,
+    cursor: Annotated[str | None, Query(min_length=2, max_length=26, pattern=CURSOR_PATTERN,
                                         description=CURSOR_DOC)] = None,
     as_of: AsOfQuery = None,
+    recalled: Annotated[Literal["never", "ever"] | None, Query(description=RECALLED_DOC)] = None,
+    order: Annotated[Literal["newest", "recalled"], Query(description=ORDER_DOC)] = "newest",
 ) -> FactsBody:
-    """Facts of the profile, newest first, any status unless filtered; page with next_cursor. With `as_of`:
-    the facts as they stood then (status then, default active; kind and tags then)."""
+    """Facts of the profile, newest first, any status unless filtered; page with next_cursor. Each carries
+    `recalled_count` and `last_recalled_at` (from the query log, now). `recalled=never`: the active facts no
+    search has returned; `order=recalled`: most recalled first. With `as_of`: the facts as they stood then
+    (status then, default active; kind and tags then)."""
     tag_value = validation.tag(tag, param="tag") if tag else None
     before = _decode_cursor(cursor) if cursor else None
+    start = {"before_id": before if isinstance(before, int) else None,
+             "before_recall": before if isinstance(before, tuple) else None}
+    if recalled == "never" and status is None:
+        status = FactStatus.ACTIVE.value  # what nothing finds: among the facts a search could return
     if as_of is not None:
         at = as_of_rules.parse(as_of)
-        facts, last_id = svc.as_of.list(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
-                                         before_id=before)
-        return FactsBody(profile=profile.name, as_of=isoformat(at), facts=facts, next_cursor=_cursor(last_id))
-    page, last_id = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, before_id=before)
-    return FactsBody(profile=profile.name, facts=page, next_cursor=_cursor(last_id))
+        facts, after = svc.as_of.list(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
+                                      recalled=recalled, order=order, **start)
+        return FactsBody(profile=profile.name, as_of=isoformat(at), facts=svc.curation.reviewed(profile, facts),
+                         next_cursor=_cursor(after))
+    page, position = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, recalled=recalled,
+                                    order=order, **start)
+    return FactsBody(profile=profile.name, facts=svc.curation.reviewed(profile, page), next_cursor=_cursor(position))
 
 
 @router.get("/api/{profile}/facts/{uid}", response_model_exclude_unset=True, responses=authenticated(404))
@@ -99,7 +126,9 @@ def get_fact(
     detail = svc.facts.get(profile, uid)
     if at is not None:
         then = svc.as_of.get(profile, uid, at, detail.chain)
-        return FactBody(profile=profile.name, as_of=isoformat(then.at), fact=then.fact, revisions=then.revisions,
-                        chain=then.chain, redaction=then.redaction)
-    return FactBody(profile=profile.name, fact=detail.fact, revisions=detail.revisions, chain=detail.chain,
+        fact, *chain = svc.curation.reviewed(profile, [then.fact, *then.chain])
+        return FactBody(profile=profile.name, as_of=isoformat(then.at), fact=fact, revisions=then.revisions,
+                        chain=chain, redaction=then.redaction)
+    fact, *chain = svc.curation.reviewed(profile, [detail.fact, *detail.chain])
+    return FactBody(profile=profile.name, fact=fact, revisions=detail.revisions, chain=chain,
                     redaction=detail.redaction)

@@ -94,8 +94,15 @@ class Facts(Protocol):
         """Active facts, newest updated_at first."""
 
     def page(self, profile_id: int, *, status: str | None, kind: str | None, tag: str | None, limit: int,
-             before_id: int | None) -> list[FactRecord]:
-        """Newest first (by id), keyset-paged with before_id; `tag`: facts carrying it now."""
+             before_id: int | None, recalled: str | None = None, order: str = "newest",
+             before_recall: tuple[int, int] | None = None) -> list[FactRecord]:
+        """Newest first (by id), keyset-paged with before_id; `tag`: facts carrying it now. order "recalled":
+        most recalled first, ties newest first, paged with before_recall (count, id); recalled "never" / "ever":
+        facts no logged search returned / some did."""
+
+    def recalls(self, profile_id: int, uids: Iterable[str]) -> dict[str, tuple[int, datetime]]:
+        """uid -> (recalled_count, last_recalled_at) of the uids some logged search returned."""
+        ...
 
     def count(self, profile_id: int, status: str | None = "active") -> int: ...
 
@@ -103,9 +110,10 @@ class Facts(Protocol):
         """Every fact of the profile, any status, in id order."""
 
     def at(self, profile_id: int, at: datetime, *, status: str, before_id: int | None,
-           limit: int) -> list[FactRecord]:
+           limit: int, recalled: str | None = None, order: str = "newest",
+           before_recall: tuple[int, int] | None = None) -> list[FactRecord]:
         """Facts created at or before `at` whose status then was `status`, newest first, keyset-paged
-        (a fact retired or superseded after `at` was active then)."""
+        (a fact retired or superseded after `at` was active then); `recalled` and `order` as for page()."""
 
 
 class Revisions(Protocol):
@@ -205,6 +213,11 @@ class Vectors(Protocol):
 
     def models_of(self, profile_id: int) -> dict[str, int]:
         """Stored vectors per model."""
+
+    def active_of(self, profile_id: int, model: str) -> tuple[list[str], np.ndarray, int]:
+        """The profile's active facts with a vector of `model` (uids oldest first, one matrix row each), and
+        how many active facts have none of this model."""
+        ...
 
 
 class Changes(Protocol):

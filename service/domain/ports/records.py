@@ -18,6 +18,7 @@ class ProfileRecord(Protocol):
     id: int | None
     name: str
     created_at: datetime
+    fact_seq: int  # bumped by every transaction that changes one of its facts
 
 
 class TokenRecord(Protocol):
