@@ -60,8 +60,10 @@ def _print(profile: str, report: DuplicateReport) -> None:
 
 def register(app: typer.Typer) -> None:
     dup_app = typer.Typer(cls=_ProfileFirst, no_args_is_help=True, pretty_exceptions_show_locals=False,
-                          help="Near-duplicate facts of a profile: `memory duplicates PROFILE` lists the groups, "
-                               "`memory duplicates resolve PROFILE --keep UID --retire UID` retires the others.")
+                          help="Near-duplicate facts of a profile. `memory duplicates PROFILE [--threshold T] "
+                               "[--json]` lists the groups (T: cosine 0.5-1, default MEMORY_SIMILAR_THRESHOLD); "
+                               "`memory duplicates resolve PROFILE --keep UID --retire UID [--retire UID ...]` "
+                               "retires the others.")
     app.add_typer(dup_app, name="duplicates")
 
     @dup_app.command("show", hidden=True)
