@@ -128,6 +128,9 @@ def test_every_view_shows_no_null_and_fits_the_screen(
     walk.go("gap-unknown", "/queries?gap=no-such-gap&days=30", banner=True, wait_for="[data-testid=gap-missing]")
     assert walk.page.get_by_test_id("queries-table").count() == 0  # nothing of the view before stays
 
+    # Curation: near-duplicates (none without a model: the facts have no vectors), never and most recalled.
+    walk.go("curation", "/curation")
+
     _facts_listings(walk, uids)
     _fact_pages(walk, uids)
 
@@ -139,7 +142,8 @@ def test_every_view_shows_no_null_and_fits_the_screen(
     ui.login(base_url, empty.name, empty.token)
     ui.ready("overview")
     walk.check("empty-overview")
-    for name, hash_ in (("queries", "/queries"), ("facts", "/facts"), ("gaps", "/gaps")):
+    for name, hash_ in (("queries", "/queries"), ("facts", "/facts"), ("gaps", "/gaps"),
+                        ("curation", "/curation")):
         walk.go(f"empty-{name}", hash_)
 
     assert len(walk.visited) >= 40, walk.visited

@@ -2,10 +2,11 @@
 // OAuth grant (#/apps).
 // The profile name and token live in sessionStorage only and travel as an Authorization header,
 // never in a URL. Views are chosen by the hash: #/, #/queries, #/queries/<id>, #/facts, #/facts/<uid>,
-// #/gaps and #/queries?gap=<id>&days=<n> (gaps.js), #/apps (apps.js).
+// #/gaps and #/queries?gap=<id>&days=<n> (gaps.js), #/curation (curation.js), #/apps (apps.js).
 
 import { viewApps } from "./apps.js";
 import { destroyCharts } from "./charts.js";
+import { viewCuration } from "./curation.js";
 import { $ } from "./dom.js";
 import { viewFact, viewFacts } from "./facts.js";
 import { viewGapSearches, viewGaps } from "./gaps.js";
@@ -75,6 +76,10 @@ async function route() {
       setNav("gaps");
       document.title = "Gaps · Memory dashboard";
       await viewGaps(view, seq);
+    } else if (parts[0] === "curation") {
+      setNav("curation");
+      document.title = "Curation · Memory dashboard";
+      await viewCuration(view, seq);
     } else {
       setNav("overview");
       document.title = "Overview · Memory dashboard";

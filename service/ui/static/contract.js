@@ -15,3 +15,4 @@ export const DAYS_DEFAULT = contract.days_default;
 export const QUERY_LIMITS = upTo([20, 50, 100, 200], contract.listing_max);
 export const LISTING_DEFAULT = contract.listing_default;
 export const FACT_PAGE = contract.facts_page_default;
+export const FACTS_PAGE_MAX = contract.facts_page_max;
