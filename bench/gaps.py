@@ -242,7 +242,7 @@ def run_one(name: str, url: str, args: argparse.Namespace, data_dir: Path) -> li
 
 
 def check_threshold(data_dir: Path) -> None:
-    """Pairwise precision/recall of the grouping on the labelled set, per threshold (README table)."""
+    """Pairwise precision/recall of the grouping on the labelled set, per threshold (docs/benchmarks.md)."""
     from service.embedding.minilm import MiniLMEmbedder
 
     rows = [json.loads(line) for line in LABELLED.read_text().splitlines() if line.strip()]

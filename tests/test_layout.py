@@ -1,6 +1,6 @@
 """The layout rules, read from the source with `ast`, so that they survive the next change.
 
-Dependencies point one way (README "Layout"):
+Dependencies point one way (docs/architecture.md, "Layers" and "Layout"):
 
     faces (api, mcp, cli) -> container (wiring) -> application (domain) -> ports <- adapters (store, search,
     embedding), with pure rules and types at the bottom, importable by every layer.
@@ -116,7 +116,8 @@ def wrong_arrows() -> set[tuple[str, str]]:
 
 def test_dependencies_point_one_way() -> None:
     wrong = sorted(wrong_arrows())
-    assert not wrong, "imports against the layering (README 'Layout'):\n" + "\n".join(f"  {a} -> {b}" for a, b in wrong)
+    assert not wrong, "imports against the layering (docs/architecture.md, 'Layout'):\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in wrong)
 
 
 def face_rank(module: str) -> int | None:

@@ -1,5 +1,5 @@
 """The benchmarks stay runnable: each one, on a tiny input, exits 0 and prints its tables (the figures
-themselves are never asserted -- they go in README from full runs)."""
+themselves are never asserted -- they go in docs/benchmarks.md from full runs)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The MCP Inspector's CLI (pinned, run as a user would from a terminal) against a real server: tools/list and
 all five tools, and a wrong token. Without a terminal the Inspector goes for OAuth on a 401 unless told
-`--stored-auth-only`; with it, the user sees the server's message (README, "Troubleshooting")."""
+`--stored-auth-only`; with it, the user sees the server's message (docs/operators.md, "Troubleshooting")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""compose.yaml brought up on a Docker engine and used as a user would (issue 36), with README's commands exactly:
+"""compose.yaml brought up on a Docker engine and used as a user would (issue 36), with the commands of
+docs/operators.md ("Containers") exactly:
 
     docker compose up -d --build --wait
     docker compose exec memory memory profile create work
@@ -7,7 +8,7 @@
     docker compose down -v
 
 On a machine whose root cannot raise resource limits (no CAP_SYS_RESOURCE, as here), COMPOSE_FILE adds
-compose.no-ulimits.yaml, as README says; the test's own project name (COMPOSE_PROJECT_NAME) and host port
+compose.no-ulimits.yaml, as docs/operators.md says; the test's own project name (COMPOSE_PROJECT_NAME) and host port
 (MEMORY_HOST_PORT) keep it away from a stack of the user's. The tests run in order and share the stack."""
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def test_it_serves_offline_and_its_healthcheck_is_readyz(image: dict) -> None:
 
 
 def test_its_size(image: dict) -> None:
-    """Reported (README quotes it): python:3.11-slim's stand-in plus the service, its extras and the weights."""
+    """Reported (docs/operators.md quotes it): python:3.11-slim's stand-in plus the service, its extras and the weights."""
     size_mb = image["Size"] / 1e6
     print(f"{IMAGE}: {size_mb:.0f} MB")
     assert size_mb < 1000

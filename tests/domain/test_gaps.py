@@ -270,7 +270,7 @@ def test_semantic_threshold_on_the_labelled_set(tmp_path: Path) -> None:
     embedder = MiniLMEmbedder(Settings(embedder="minilm", torch_threads=1, data_dir=tmp_path))
     grouping = gaps.group_semantic([miss(q) for q in topic], embedder.embed_documents)
     precision, recall = pairwise(grouping, topic)
-    # README "Knowledge gaps": 1.000 / 0.929 at 0.55. No two labelled topics may merge.
+    # docs/benchmarks.md "Knowledge-gap grouping": 1.000 / 0.929 at 0.55. No two labelled topics may merge.
     assert precision == 1.0 and recall >= 0.9, (precision, recall)
     lexical_precision, lexical_recall = pairwise(gaps.group_lexical([miss(q) for q in topic]), topic)
     assert lexical_precision == 1.0 and lexical_recall < recall

@@ -206,7 +206,7 @@ def test_vectors_are_dropped_and_never_remade(tmp_path: Path, database_url: str)
 def test_sqlite_file_and_wal_keep_no_trace(tmp_path: Path, alpha: ProfileAccess, services: Services,
                                            database_url: str) -> None:
     if not database_url.startswith("sqlite"):
-        pytest.skip("the file scan is SQLite's; PostgreSQL needs VACUUM (README)")
+        pytest.skip("the file scan is SQLite's; PostgreSQL needs VACUUM (docs/reviewers.md, Redaction)")
     seeded = seed(services)
     files = [tmp_path / "memory.db", tmp_path / "memory.db-wal"]
 

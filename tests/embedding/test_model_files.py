@@ -83,7 +83,7 @@ def test_model_dir_replaces_the_package(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 def test_vocabulary_is_whole_words_only() -> None:
     vocabulary = read_vocabulary(bundled_model_dir())
-    assert "dashboard" in vocabulary and "dashboards" not in vocabulary  # README: few plurals
+    assert "dashboard" in vocabulary and "dashboards" not in vocabulary  # docs/reviewers.md: few plurals
     assert not any(w.startswith("##") or w.startswith("[") for w in vocabulary)
     assert 20_000 < len(vocabulary) < 30_522
 

@@ -301,15 +301,16 @@ def test_stats_aggregation_body() -> None:
     assert a["oldest"]["top_hits"]["sort"] == [{"created_at": "asc"}, {"fact_id": "asc"}]
 
 
-def test_readme_gives_the_role_memory_opensearch_role_prints() -> None:
-    """README's least-privilege role is the one in code (which the suite's own user holds), word for word."""
+def test_the_docs_give_the_role_memory_opensearch_role_prints() -> None:
+    """The least-privilege role of docs/operators.md is the one in code (which the suite's own user holds), word
+    for word."""
     import re
     from pathlib import Path
 
     from service.search.opensearch.role import role
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = re.search(r"\*\*Least privilege\.\*\*.*?```json\n(.*?)```", readme, flags=re.S)
+    operators = (Path(__file__).resolve().parents[2] / "docs" / "operators.md").read_text()
+    block = re.search(r"\*\*Least privilege\.\*\*.*?```json\n(.*?)```", operators, flags=re.S)
     assert block is not None
     documented = json.loads(block.group(1))
     rendered = role(NAMES, install="auto")

@@ -1,4 +1,4 @@
-"""The two least-privilege modes of README's role (issue 25), on the secured node, each as a user holding
+"""The two least-privilege modes of the role in docs/operators.md (issue 25), on the secured node, each as a user holding
 exactly the role `memory opensearch role` prints for it:
 - install=auto: the service puts its templates and pipeline itself; the cluster check finds nothing wrong;
 - install=check: the service cannot put them (its role has no put permission); until an administrator runs

@@ -11,7 +11,7 @@
 
 Every test goes through the service (SearchService, FactService, QueryLog) exactly as the MCP tools do, so
 a behaviour difference between backends fails here instead of hiding. Expectations are written once, from
-README "How search decides what matched"; none is taken from one backend to judge another.
+docs/reviewers.md, "How search decides what matched"; none is taken from one backend to judge another.
 """
 
 from __future__ import annotations

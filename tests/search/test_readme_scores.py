@@ -1,6 +1,6 @@
-"""Every number README states about `score` (issue 24: it said a sole match scores 1.0, and a sole match found
-only by meaning scored 0.5), checked through memory_search with the real model and the default weights:
-README "The five tools" and "Hybrid ranking"."""
+"""Every number the docs state about `score` (issue 24: README said a sole match scores 1.0, and a sole match
+found only by meaning scored 0.5), checked through memory_search with the real model and the default weights:
+docs/agents.md "The tools in detail" and docs/reviewers.md "Hybrid ranking"."""
 
 from __future__ import annotations
 
