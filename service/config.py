@@ -21,7 +21,7 @@ def _default_data_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    """Service settings, read from MEMORY_* environment variables (see README, "Configuration")."""
+    """Service settings, read from MEMORY_* environment variables (docs/operators.md, "Configuration")."""
 
     # hide_input_in_errors: str() of a refused configuration never shows a value (a password among them);
     # describe_error shows each refused value itself, secrets masked.

@@ -28,13 +28,13 @@ def facts_at(session: Session, profile_id: int, at: datetime, *, status: str, be
              limit: int, recalled: str | None = None, order: str = "newest",
              before_recall: tuple[int, int] | None = None) -> list[FactRow]:
     """Facts created at or before `at` whose status then was `status`, newest first (by id), keyset-paged; or
-    in recall order, or only those (never) recalled (the counts now: service.store.recalls.ordered)."""
+    in recall order, or only those (never) recalled (the counts now: service.store.recalls.fetch)."""
     retired, superseded = _ended(at)
     ended = {FactStatus.RETIRED: retired, FactStatus.SUPERSEDED: superseded}
     then = ended.get(status, sa.not_(sa.or_(retired, superseded)))
     stmt = select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.created_at) <= at, then)
-    stmt = recalls.ordered(stmt, recalled=recalled, order=order, before_id=before_id, before_recall=before_recall)
-    return list(session.exec(stmt.limit(limit)).all())
+    return recalls.fetch(session, stmt, recalled=recalled, order=order, before_id=before_id,
+                         before_recall=before_recall, limit=limit)
 
 
 def revisions_by_fact(session: Session, fact_ids: Iterable[int]) -> dict[int, list[FactRevision]]:

@@ -192,8 +192,8 @@ def list_facts(
                 FactTag.profile_id == profile_id, FactTag.tag == tag, col(FactTag.current).is_(True)
             ))
         )
-    stmt = recalls.ordered(stmt, recalled=recalled, order=order, before_id=before_id, before_recall=before_recall)
-    return list(session.exec(stmt.limit(limit)).all())
+    return recalls.fetch(session, stmt, recalled=recalled, order=order, before_id=before_id,
+                         before_recall=before_recall, limit=limit)
 
 
 def facts_changed_since(conn: sa.Connection | Session, profile_id: int, seq: int) -> list[sa.Row[Any]]:

@@ -61,6 +61,9 @@ class FactRow(SQLModel, table=True):
         sa.Index("ix_facts_profile_uid", "profile_id", "uid"),
         sa.Index("ix_facts_profile_created_day", "profile_id", "created_day"),
         sa.Index("ix_facts_profile_retired_day", "profile_id", "retired_day"),
+        # The listings' newest-first scans (all facts, or one status), which stop after a page (migration 0009).
+        sa.Index("ix_facts_profile_id", "profile_id", "id"),
+        sa.Index("ix_facts_profile_status_id", "profile_id", "status", "id"),
     )
 
     id: Optional[int] = Field(default=None, primary_key=True)

@@ -56,7 +56,7 @@ def _advice(kind: str, reason: str) -> str:
     if kind == "security_exception":
         permission = re.search(r"no permissions for \[([^\]]+)\]", reason)
         if permission:
-            return (f" -- the service's user lacks {permission.group(1)}: grant it (README, least privilege; "
+            return (f" -- the service's user lacks {permission.group(1)}: grant it (docs/operators.md, least privilege; "
                     "`memory opensearch role` prints the role)")
     if kind in ("index_not_found_exception", "alias_not_found_exception"):
         return " -- the index is gone: the service creates it again and refills it from the canonical store"

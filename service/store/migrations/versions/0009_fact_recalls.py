@@ -1,4 +1,4 @@
-"""recall counts of facts (fact_recalls), filled from the query log's results (issue 39) (revision 0009, after 0008, 2026-11-28)"""
+"""recall counts of facts (fact_recalls), filled from the query log's results, and the listings' indexes (issue 39) (revision 0009, after 0008, 2026-11-28)"""
 from __future__ import annotations
 
 import json
@@ -25,6 +25,8 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint('uid'),
     )
     op.create_index('ix_fact_recalls_profile_count', 'fact_recalls', ['profile_id', 'recalled_count'])
+    op.create_index('ix_facts_profile_id', 'facts', ['profile_id', 'id'])
+    op.create_index('ix_facts_profile_status_id', 'facts', ['profile_id', 'status', 'id'])
     _fill_from_the_log(op.get_bind())
 
 
