@@ -45,6 +45,7 @@ LAYERS = [
     ("MCP endpoint: host check, token check, body read", "MCPEndpoint.__call__"),
     ("token check", "ProfileService.authenticate"),
     ("MCP SDK: per-request session and dispatcher", "JSONRPCDispatcher._handle_request"),
+    ("MCP SDK: its per-request kernel (a tools/call)", "LeanPath.answer"),
     ("tool call: arguments, our tool, the result", "FuncMetadata.call_fn"),
     ("memory_search in the domain (worker thread)", "SearchService.search"),
     ("  index sync", "EmbeddedSearch._synced"),

@@ -16,7 +16,7 @@ from typing import Any
 
 import pydantic_core
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
-from mcp.types import jsonrpc_message_adapter
+from mcp.types import JSONRPCMessage, jsonrpc_message_adapter
 from pydantic import ValidationError
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive
@@ -45,7 +45,8 @@ class Refusal:
 @dataclass
 class Body:
     messages: list[Message]  # as received, to replay to the SDK
-    message: Any = None  # the parsed JSON-RPC message
+    message: Any = None  # the parsed JSON
+    rpc: JSONRPCMessage | None = None  # the message as the SDK reads it (its own adapter), when valid
     refusal: Refusal | None = None
     disconnected: bool = False  # the client went away before sending all of it
 
@@ -91,20 +92,16 @@ async def read(receive: Receive, headers: Headers) -> Body:
     except ValueError as exc:
         body.refusal = Refusal(400, "parse_error", PARSE_ERROR, f"Parse error: {_first_line(str(exc))}")
         return body
-    body.refusal = _check(body.message)
-    return body
-
-
-def _check(message: Any) -> Refusal | None:
-    if _invalid_id(message):
-        return Refusal(400, "invalid_request", INVALID_REQUEST,
-                       "Invalid Request: a JSON-RPC request id must be a string or an integer")
+    if _invalid_id(body.message):
+        body.refusal = Refusal(400, "invalid_request", INVALID_REQUEST,
+                               "Invalid Request: a JSON-RPC request id must be a string or an integer")
+        return body
     try:
-        jsonrpc_message_adapter.validate_python(message, by_name=False)
+        body.rpc = jsonrpc_message_adapter.validate_python(body.message, by_name=False)
     except ValidationError as exc:
-        return Refusal(400, "invalid_request", INVALID_REQUEST,
-                       f"Invalid Request: not a JSON-RPC 2.0 message ({_shape(message, exc)})")
-    return None
+        body.refusal = Refusal(400, "invalid_request", INVALID_REQUEST,
+                               f"Invalid Request: not a JSON-RPC 2.0 message ({_shape(body.message, exc)})")
+    return body
 
 
 def _invalid_id(message: Any) -> bool:

@@ -1,5 +1,5 @@
 """The MCP endpoint at /mcp/{profile}: Host and Origin checks, per-profile bearer auth, the body checked, then
-the SDK.
+the SDK (a tools/call straight to its per-request kernel: service.mcp.exchange).
 
 Stateless streamable HTTP with JSON responses: every POST is self-contained, so any replica behind a
 load balancer can answer any request. Without MEMORY_OAUTH no OAuth metadata is advertised (clients would try
@@ -15,6 +15,7 @@ import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 
@@ -29,6 +30,7 @@ from service.contract import PROFILE_NAME
 from service.domain.models import ProfileRef
 from service.errors import MemoryServiceError
 from service.mcp import body as request_body
+from service.mcp.exchange import LeanPath
 from service.mcp.server import MemoryMCPServer
 from service.mcp.tools import PROFILE_SCOPE_KEY, register_tools
 
@@ -72,6 +74,7 @@ class MCPEndpoint:
     def __init__(self, services: Services, manager: StreamableHTTPSessionManager) -> None:
         self.services = services
         self.manager = manager
+        self.lean = LeanPath(manager)
         self.hosts = HostPolicy(services.settings)
         self.origins = OriginPolicy(services.settings)
         self.resources = services.oauth.resources if services.oauth is not None else None
@@ -115,6 +118,10 @@ class MCPEndpoint:
             query = request_body.search_query(body.message)
             if query is not None:  # the model starts on it while the SDK frames the call
                 self.services.search.prefetch(query)
+            request = Request(scope, _replay(body.messages, receive))
+            if await self.lean.takes(body.rpc, request):  # a tools/call: the SDK's kernel, without its transport
+                await self.lean.answer(body.rpc, request, scope, receive, send)  # type: ignore[arg-type]
+                return
         await self.manager.handle_request(scope, _replay(body.messages, receive), send)
 
 
