@@ -30,6 +30,7 @@ from service.domain.embed_gate import EmbedGate
 from service.domain.ports import Embedder, SearchBackend
 from service.domain.ports.canonical import CanonicalStore, Facts, UnitOfWork
 from service.domain.ports.records import FactRecord, to_fact, to_revision
+from service.domain.ports.sources import ChangedFact
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
 from service.errors import Conflict, EmbeddingUnavailable, NotFound
@@ -75,11 +76,12 @@ class FactService:
         clean_tags = validation.tags(tags)
         vector = self._embed(title, text)
         now = utcnow()
-        fact = self.store.add_fact({
+        fact, indexed = self.store.add_fact({
             "profile_id": profile.id, "uid": ids.new_fact_uid(), "title": title, "text": text, "kind": kind,
             "tags": clean_tags, "status": FactStatus.ACTIVE.value, "created_at": now, "updated_at": now,
             "created_day": now.date(),
         }, vector, self.embedder.model_id)
+        self._indexed(profile, indexed)
         self.search.changed(profile.id, profile.name)
         similar = self._similar(profile, fact.uid)
         return WriteResult(fact=fact, similar=similar)
@@ -261,6 +263,13 @@ class FactService:
     def _store_vector(self, uow: UnitOfWork, row: FactRecord, vector: np.ndarray | None, now: Any) -> None:
         if vector is not None:
             uow.vectors.put(row, self.embedder.model_id, vector, now)
+
+    def _indexed(self, profile: ProfileRef, indexed: ChangedFact) -> None:
+        """The committed fact handed to the search backend, which `similar` is about to ask about it."""
+        try:
+            self.search.written(profile.id, indexed, self.embedder.model_id)
+        except Exception:  # only a shortcut (the next sync reads the fact from the store); the write is committed
+            log.exception("could not hand the written fact to the search index")
 
     def _similar(self, profile: ProfileRef, uid: str) -> list[Fact]:
         try:

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 from sqlmodel import Session
 
+from service.contract import FactStatus
 from service.domain.models import Fact
 from service.domain.ports.oauth import AccessRecord
 from service.domain.ports.records import CredentialRecord
+from service.domain.ports.sources import ChangedFact
 from service.store import members
 from service.store import oauth as oauth_rows
 from service.store import repository as repo
@@ -104,20 +106,26 @@ class SqlStore:
             changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]
             return query_id
 
-    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> Fact:
+    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> tuple[Fact, ChangedFact]:
         """memory_write's transaction in Core INSERTs on a plain connection (the ORM unit of work cost ~1 ms
         of a write: bench/breakdown.py); the outbox entry for the mirror in the same transaction."""
-        stored = None if vector is None else {
-            "model": model, "dim": int(vector.shape[0]), "vector": np.asarray(vector, dtype=np.float32).tobytes(),
+        as_stored = None if vector is None else np.asarray(vector, dtype=np.float32)
+        stored = None if as_stored is None else {
+            "model": model, "dim": int(as_stored.shape[0]), "vector": as_stored.tobytes(),
             "created_at": fields["created_at"]}
         with self.db.transaction() as conn:
             seq = changes.next_change(conn, fields["profile_id"])
             fact_id = repo.insert_fact(conn, fields, seq, stored)
             changes.record(conn, self.outbox, fields["profile_id"], "fact", fact_id)
-        return Fact(uid=fields["uid"], title=fields["title"], text=fields["text"], kind=fields["kind"],
+        fact = Fact(uid=fields["uid"], title=fields["title"], text=fields["text"], kind=fields["kind"],
                     tags=list(fields["tags"]), status=fields["status"], created_at=fields["created_at"],
                     updated_at=fields["updated_at"], retired_at=None, retire_reason=None, supersedes=None,
                     superseded_by=None)
+        # what service.store.index_source would read back for the index (a new fact: present, not redacted)
+        indexed = ChangedFact(fact_id=fact_id, uid=fact.uid, title=fact.title, text=fact.text, kind=fact.kind,
+                              tags=tuple(fact.tags), active=fact.status == FactStatus.ACTIVE, present=True,
+                              vector=as_stored, change_seq=seq)
+        return fact, indexed
 
     def read(self) -> AbstractContextManager[SqlUnitOfWork]:
         return _Unit(self.db.read(), self.outbox)

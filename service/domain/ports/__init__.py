@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from service.domain.models import ProfileRef
+from service.domain.ports.sources import ChangedFact
 from service.errors import EmbeddingUnavailable  # noqa: F401 - what the embedder port raises
 
 
@@ -143,6 +144,11 @@ class SearchBackend(Protocol):
 
     def changed(self, profile_id: int, profile: str) -> None:
         """Called after a transaction that changed facts of the profile committed."""
+
+    def written(self, profile_id: int, fact: ChangedFact, model: str) -> None:
+        """Called after a memory_write's transaction committed (before changed()), with the fact as stored: its
+        change number, its vector of `model` or None. A backend that caches the store may take it in now
+        instead of reading it back; it must still find every change by itself (other writers, other processes)."""
 
     def logged(self, profile_id: int, profile: str) -> None:
         """Called after a search's query-log row committed (a mirror delivers it off the search's path)."""

@@ -30,6 +30,7 @@ import numpy as np
 from service.contract import MATCH_BUCKETS
 from service.domain.models import Fact
 from service.domain.ports.oauth import AccessRecord, OAuthRows
+from service.domain.ports.sources import ChangedFact
 from service.domain.ports.records import (
     CredentialRecord, FactRecord, ProfileRecord, QueryLogRecord, QueryResultRecord, RedactionRecord, RevisionRecord,
     TokenRecord,
@@ -281,10 +282,11 @@ class CanonicalStore(Protocol):
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
         """The profile's facts with these uids (a search's hits)."""
 
-    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> Fact:
+    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> tuple[Fact, ChangedFact]:
         """Record a new fact in its own transaction: the profile's lock and next change number (its
         change_seq), the row (`fields`: FactRecord's columns but id and change_seq), its tags, its vector
-        of `model` when given, and the outbox entry for the mirror. Returns the fact as stored."""
+        of `model` when given, and the outbox entry for the mirror. Returns the fact as stored, and as a
+        search index keeps it (with its id and change number: SearchBackend.written)."""
 
     def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         """Record one search in its own transaction (QueryLogStore.insert, and the outbox entry for the

@@ -7,6 +7,7 @@ so a search always sees a fact written a moment before, by this process or any o
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from typing import Any
@@ -101,6 +102,24 @@ class EmbeddedSearch:
 
     def changed(self, profile_id: int, profile: str) -> None:
         """Nothing to push: the next search pulls the change (and so do other processes)."""
+
+    def written(self, profile_id: int, fact: ChangedFact, model: str) -> None:
+        """This process's memory_write, taken into the profile's index at once when it is the very next change
+        (its change number follows the index's): the sync of the write's own `similar` then has nothing to read
+        back. Otherwise -- the index not built yet, or another transaction (another writer, another process)
+        committed in between -- nothing is done and the next sync reads the changes from the store as always.
+        So the index never skips a change: a change number is taken under the profile's write lock and names one
+        transaction, and this one added exactly this fact."""
+        with self._guard:
+            index = self._indexes.get(profile_id)
+        if index is None:
+            return
+        if model != self.embedder.model_id:  # as the store's read would: only vectors of this backend's model
+            fact = dataclasses.replace(fact, vector=None)
+        with index.lock:
+            if fact.change_seq == index.synced_seq + 1:
+                index.upsert(_indexed(fact))
+                index.synced_seq = fact.change_seq
 
     def logged(self, profile_id: int, profile: str) -> None:
         """The query log is not indexed here."""

@@ -24,7 +24,7 @@ from typing import Any
 from service import clock
 from service.config import Settings
 from service.domain.ports import Capabilities, Embedder, Hit, SearchBackend, SearchHits, SearchRequest
-from service.domain.ports.sources import MirrorSource
+from service.domain.ports.sources import ChangedFact, MirrorSource
 from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
@@ -101,6 +101,10 @@ class OpenSearchBackend:
     def changed(self, profile_id: int, profile: str) -> None:
         """The change is committed: its outbox rows are pushed now (never raises; the worker retries)."""
         self.upkeep.changed(profile_id, profile)
+
+    def written(self, profile_id: int, fact: ChangedFact, model: str) -> None:
+        """Nothing here: changed() right after pushes the fact from the outbox, and the lexical fallback's index
+        (when built) catches up from the store at its next use."""
 
     def logged(self, profile_id: int, profile: str) -> None:
         """A search's query-log row is committed: the worker delivers it at its next cycle (within
