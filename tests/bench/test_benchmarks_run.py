@@ -65,6 +65,14 @@ def test_breakdown_runs() -> None:
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("cut", ["push", "lean"])
+def test_write_ab_runs(cut: str) -> None:
+    out = run("bench/write_ab.py", "--cut", cut, "--sizes", "20", "--rounds", "2", "--calls", "2")
+    assert f"memory_write at 20 facts, cut '{cut}'" in out
+    assert "server - embed" in out and "HTTP + MCP framing" in out and "on - off, paired" in out
+
+
+@pytest.mark.model
 def test_floor_runs() -> None:
     out = run("bench/floor.py", "--facts", "20", "--calls", "5")
     assert "round trip" in out and "query embed" in out and "fact embed" in out
