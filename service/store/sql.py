@@ -135,10 +135,10 @@ class SqlStore:
 
     def purge_old_pages(self) -> list[str]:
         """Old page images: SQLite folds the WAL into the file (secure_delete zeroed the old cells) and truncates
-        it; PostgreSQL keeps dead row versions until VACUUM (README, "Redaction")."""
+        it; PostgreSQL keeps dead row versions until VACUUM (docs/reviewers.md, "Redaction")."""
         if self.db.dialect != "sqlite":
             return ["PostgreSQL keeps the old row versions until VACUUM: run VACUUM FULL on facts, "
-                    "fact_revisions and query_log (README: Redaction); WAL archives and backups still hold them"]
+                    "fact_revisions and query_log (docs/reviewers.md, Redaction); WAL archives and backups still hold them"]
         raw = self.db.engine.raw_connection()
         try:
             busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
