@@ -16,10 +16,10 @@ Rounds alternate the order (off-on, on-off, ...) so that drift hits both alike; 
 new facts with each variant. Printed, per variant: medians over all calls of the client's round trip and of
 the server's parts (breakdown.py's names; "server - embed" is the ASGI request minus the model's run, per
 call: the part a cut can move, without the model's noise; "server CPU" is this process's CPU time over a
-round's block divided by its calls -- every thread, ONNX Runtime's spinning pool included -- and "Python
-threads' CPU" the same for the Python threads only: both inflate far less than wall time on a busy machine),
-then the median over rounds of the paired difference (on - off) of each round's medians.
-Nothing is asserted; the machine is shared.
+round's block divided by its calls -- every thread, ONNX Runtime's pool included, whose share varies most with
+the machine's load -- and "Python threads' CPU" the same for the Python threads only: both drift less than wall
+time on a busy machine), then the median over rounds of the paired difference (on - off) of each round's
+medians. Nothing is asserted; the machine is shared.
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ class Client:
 
 def python_threads_cpu() -> float:
     """Seconds on a CPU of this process's Python threads (the event loop, the tool's worker threads: what the
-    cuts touch), from the kernel's per-thread schedstat (ns). Not ONNX Runtime's own pool threads, which spin
-    between runs and make the process's CPU time mostly noise."""
+    cuts touch), from the kernel's per-thread schedstat (ns). Not ONNX Runtime's own pool threads: their share
+    of the model's run is the part of the process's CPU time that moves most with the machine's load."""
     total = 0
     for thread in threading.enumerate():
         try:
