@@ -14,12 +14,14 @@ objects, so both variants share the process, the store, the warm index and the m
 
 Rounds alternate the order (off-on, on-off, ...) so that drift hits both alike; each round writes --calls
 new facts with each variant. Printed, per variant: medians over all calls of the client's round trip and of
-the server's parts (breakdown.py's names; "server - embed" is the ASGI request minus the model's run, per
-call: the part a cut can move, without the model's noise; "server CPU" is this process's CPU time over a
-round's block divided by its calls -- every thread, ONNX Runtime's pool included, whose share varies most with
-the machine's load -- and "Python threads' CPU" the same for the Python threads only: both drift less than wall
-time on a busy machine), then the median over rounds of the paired difference (on - off) of each round's
-medians. Nothing is asserted; the machine is shared.
+the server's parts (breakdown.py's names, and per call: "server - embed", the ASGI request minus the model's
+run, the part a cut can move without the model's noise; "after the commit", the domain's write minus the model
+and the transaction: handing the fact to the index, `similar` and its hydration -- what the push cut moves,
+so judge it there and not by `similar` alone). "server CPU" is this process's CPU time over a round's block
+divided by its calls (every thread, ONNX Runtime's pool included, whose share varies most with the machine's
+load) and "Python threads' CPU" the same for the Python threads only: both drift less than wall time on a busy
+machine. Last column: the median over rounds of the paired difference (on - off) of each round's medians.
+Nothing is asserted; the machine is shared.
 """
 
 from __future__ import annotations
@@ -68,8 +70,9 @@ with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
         print(json.dumps(out), flush=True)
 """
 
-PARTS = ["server CPU", "Python threads' CPU", "client round trip", "ASGI request", "server - embed", "auth", "HTTP + MCP framing",
-         "MCP tool layer", "domain total", "embed", "similar", "transaction"]
+PARTS = ["server CPU", "Python threads' CPU", "client round trip", "ASGI request", "server - embed", "auth",
+         "HTTP + MCP framing", "MCP tool layer", "domain total", "embed", "transaction", "after the commit",
+         "similar"]
 
 
 class Client:
@@ -135,6 +138,9 @@ def per_call(samples: dict[str, list[float]], client: list[float]) -> dict[str, 
         parts["HTTP + MCP framing"] = [a - b - c for a, b, c in
                                        zip(parts["ASGI request"], parts["auth"], parts["MCP tool layer"])]
         parts["server - embed"] = [a - e for a, e in zip(parts["ASGI request"], parts["embed"])]
+    if all(len(parts.get(k, [])) == n for k in ("domain total", "embed", "transaction")):
+        parts["after the commit"] = [d - e - t for d, e, t in
+                                     zip(parts["domain total"], parts["embed"], parts["transaction"])]
     return parts
 
 
