@@ -73,6 +73,21 @@ def test_write_ab_runs(cut: str) -> None:
 
 
 @pytest.mark.model
+def test_peer_breakdown_runs() -> None:
+    """The peer's timers must really wrap its layers: a zero embed or upsert would mean a part went untimed."""
+    base = Path(os.environ.get("BASE") or Path(os.environ.get("TMPDIR", "/tmp")) / "peers-bench")
+    if not (base / "venv-qdrant" / "bin" / "python").exists():
+        pytest.skip(f"the side-by-side's peer is not installed at {base} (../shared/peers-bench/setup.sh installs it)")
+    out = run("bench/peer_breakdown.py", "--sizes", "20", "--calls", "5")
+    assert "mcp-server-qdrant qdrant-store at 20 facts" in out and "memory_write at 20 facts" in out
+    peer = out.split("memory_write at 20 facts")[0]
+    parts = {line[:36].strip(): float(line[36:]) for line in peer.splitlines()
+             if line.startswith("  ") and line[36:].strip().replace(".", "", 1).lstrip("-").isdigit()}
+    assert parts["embed"] > 0 and parts["upsert"] > 0 and parts["connector store"] > parts["embed"]
+    assert parts["HTTP + MCP framing"] > 0
+
+
+@pytest.mark.model
 def test_floor_runs() -> None:
     out = run("bench/floor.py", "--facts", "20", "--calls", "5")
     assert "round trip" in out and "query embed" in out and "fact embed" in out
