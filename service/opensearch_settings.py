@@ -1,4 +1,4 @@
-"""The OpenSearch connection's rules (README "Scale-out deployment"): what the Settings validators of
+"""The OpenSearch connection's rules (docs/operators.md "Scale-out deployment"): what the Settings validators of
 service.config check about MEMORY_OPENSEARCH_* (credentials, TLS files, plain http), each problem naming its
 variables and no secret value. Here so that service.config stays one object's module; `s` is its Settings
 (not imported: service.config imports this module)."""

@@ -1,6 +1,6 @@
 """How `memory serve` runs uvicorn: connection limits that slow clients cannot exhaust, a request-head timeout,
 closes that do not reset, the h11 head size, and the access log with tokens redacted. What this does not
-cover (request smuggling forms h11 tolerates, TLS, per-address limits) is a reverse proxy's job: README,
+cover (request smuggling forms h11 tolerates, TLS, per-address limits) is a reverse proxy's job: docs/operators.md,
 "Network and proxies".
 
 Written over uvicorn's h11 protocol because uvicorn has none of it: no head timeout (timeout_keep_alive only

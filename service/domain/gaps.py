@@ -21,7 +21,8 @@ and the kind/tag filters and retired facts of those searches. Output: groups of 
 
 SEMANTIC_THRESHOLD was chosen on bench/data/gaps/labelled.jsonl (60 queries in 19 labelled topics, with
 look-alike topics such as "python version" / "node version"): `python bench/gaps.py --check` prints pairwise
-precision and recall of the grouping for thresholds 0.40-0.80; README "Knowledge gaps" has the table.
+precision and recall of the grouping for thresholds 0.40-0.80; docs/benchmarks.md "Knowledge-gap grouping" has
+the table.
 """
 
 from __future__ import annotations

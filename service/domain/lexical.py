@@ -1,4 +1,4 @@
-"""The lexical match rule shared by both search backends (README "How search decides what matched").
+"""The lexical match rule shared by both search backends (docs/reviewers.md "How search decides what matched").
 
 A query is cut into informative terms: lower-cased runs of letters and digits (the same split as SQLite
 FTS5's unicode61 tokenizer and the `memory_text` analyzer of index_templates/), minus stop words, exact

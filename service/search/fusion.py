@@ -1,7 +1,7 @@
 """Score fusion exactly as OpenSearch's normalization-processor does it (min_max + arithmetic_mean).
 
 One pure function, used by the embedded backend and by the OpenSearch backend's fallback, so that both
-rank alike (see README "Hybrid ranking"):
+rank alike (see docs/reviewers.md "Hybrid ranking"):
 - each sub-query's scores are min-max normalised over that sub-query's own result list;
   the minimum maps to 0.001 (not 0) and a list whose scores are all equal maps them to 1.0;
 - a document missing from a sub-query scores 0 there, and that sub-query's weight still counts;

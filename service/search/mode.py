@@ -6,7 +6,7 @@
   part; counts are exact;
 - "degraded": the embedder is on but there is no usable query vector, a fact passing the filters has no
   vector yet, or the engine could only give a lower bound of a count; counts are unknown (null), never a
-  guess (README "How search decides what matched").
+  guess (docs/reviewers.md "How search decides what matched").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Whether a query can be matched by meaning at all (README "How search decides what matched").
+"""Whether a query can be matched by meaning at all (docs/reviewers.md "How search decides what matched").
 
 An embedding model turns anything into a vector, gibberish included, and a vector always has
 neighbours: on the labelled set, keyboard mashes such as `asdf qwer zxcv` land at cosine 0.35 from

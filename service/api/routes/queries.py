@@ -25,7 +25,7 @@ def list_queries(profile: ProfileDep, svc: ServicesDep, limit: Limit = LISTING_D
 
 @router.get("/api/{profile}/queries/summary", response_model_exclude_unset=True, responses=authenticated())
 def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days = DAYS_DEFAULT) -> SummaryBody:
-    """Aggregates of the query log over a window of whole days (see README for every field).
+    """Aggregates of the query log over a window of whole days (docs/reviewers.md "The summary" has every field).
 
     With the OpenSearch mirror, the header X-Memory-Source says where the answer came from: `opensearch`, or
     `postgres; reason=mirror-lagging` when the mirror's totals disagreed with the canonical store."""
@@ -37,7 +37,7 @@ def summary(profile: ProfileDep, svc: ServicesDep, response: Response, days: Day
 @router.get("/api/{profile}/queries/gaps", response_model_exclude_unset=True, responses=authenticated())
 def gaps(profile: ProfileDep, svc: ServicesDep, response: Response, days: Days = DAYS_DEFAULT) -> GapsBody:
     """Knowledge gaps: the window's zero-match searches grouped into topics (near-identical or paraphrased
-    queries form one group), apart from those where only retired facts matched (README "Knowledge gaps").
+    queries form one group), apart from those where only retired facts matched (docs/reviewers.md "Knowledge gaps").
 
     Always computed from the canonical store, in either search mode; with the OpenSearch mirror, the header
     X-Memory-Source says so (`postgres`)."""

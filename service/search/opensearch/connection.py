@@ -1,6 +1,6 @@
 """How the service reaches OpenSearch, and what it means when it cannot.
 
-- `client_options(settings)`: the opensearch-py keyword arguments for the connection settings (README
+- `client_options(settings)`: the opensearch-py keyword arguments for the connection settings (docs/operators.md
   "Scale-out deployment"): TLS verified against MEMORY_OPENSEARCH_CA_CERTS (else the default CAs), the host
   name checked unless MEMORY_OPENSEARCH_VERIFY_HOSTNAME=false, a client certificate, basic auth or AWS SigV4.
   The password stays in a SecretStr inside `BasicAuth`, which opensearch-py calls for each request's header:
