@@ -109,6 +109,15 @@ _OVERFLOW_JS = """(width) => {
   if (Math.round(bar.width) < Math.max(width, doc.scrollWidth)) {
     out.push(`the header is ${Math.round(bar.width)}px wide, the page ${Math.max(width, doc.scrollWidth)}px`);
   }
+  const nav = document.querySelector("[data-testid=nav]");
+  if (nav && !nav.hidden) {
+    const rows = new Set([...nav.querySelectorAll("a")].map((a) => Math.round(a.getBoundingClientRect().top)));
+    if (rows.size > 1) out.push(`the views' links take ${rows.size} rows`);
+    const edge = nav.getBoundingClientRect().right;
+    for (const a of nav.querySelectorAll("a")) {
+      if (a.getBoundingClientRect().right > edge + 0.5) out.push(`the views' link "${a.innerText}" is cut off`);
+    }
+  }
   const clipped = (el) => {
     for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
       if (getComputedStyle(a).overflowX !== "visible") return true;
