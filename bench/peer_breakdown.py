@@ -1,4 +1,4 @@
-"""Where a write's time goes in the peer (mcp-server-qdrant) and in this service, the same facts, one run.
+"""Where a search's and a write's time go in the peer (mcp-server-qdrant) and in this service, same texts.
 
     python bench/peer_breakdown.py [--sizes 10000] [--calls 200] [--skip-ours]
 
@@ -10,18 +10,19 @@ serves -- nothing of it is edited:
   client round trip   what the client measured (one HTTP request to its full response)
   ASGI request        the whole request inside the peer's server
   MCP tool layer      FastMCP's tool manager: argument validation, the tool function, result conversion
-  connector store     QdrantConnector.store (the tool's work):
-    collection check  _ensure_collection_exists (a collection_exists call per write)
-    embed             its embedding provider's embed_documents (fastembed, all-MiniLM-L6-v2)
-    upsert            the embedded qdrant-client's upsert
+  connector search    QdrantConnector.search (qdrant-find's work, limit 10): collection_exists, embed_query
+                      (fastembed, all-MiniLM-L6-v2), the embedded qdrant-client's query_points
+  connector store     QdrantConnector.store (qdrant-store's work): _ensure_collection_exists,
+                      embed_documents, the embedded qdrant-client's upsert
   derived: HTTP + MCP framing = ASGI - MCP tool layer; client + loopback = client round trip - ASGI.
 
 Its store is filled first with --sizes facts (embedded in batches of 64 and upserted directly, as its own
-`store` would one by one), then it takes --calls writes. The facts are bench/breakdown.py's (the same
-generator and seeds), so this service's breakdown printed after it (bench/breakdown.py's measure) is of the
-same texts. The client is a plain-POST client in another process, as bench/breakdown.py's, opening the
-MCP session the peer requires first (this service is stateless: no session). Medians over --calls calls,
-printed, never asserted; compare parts within one run.
+`store` would one by one), then it takes --calls searches and --calls writes. Facts and queries are
+bench/breakdown.py's (the same generator and seeds), so this service's breakdown printed after it
+(bench/breakdown.py's measure; its searches at the default limit 8) is of the same texts. The client is a
+plain-POST client in another process, as bench/breakdown.py's, opening the MCP session the peer requires
+first (this service is stateless: no session). Medians over --calls calls, printed, never asserted;
+compare parts within one run.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.breakdown import measure, report  # noqa: E402
-from bench.lib.corpus import FactMaker  # noqa: E402
+from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
 
 # Runs under the peer's python: timers first, then its own server, as `mcp-server-qdrant --transport
 # streamable-http` runs it (main.py: `from mcp_server_qdrant.server import mcp; mcp.run(transport=...)`).
@@ -82,6 +83,10 @@ wrap(connector, "store", "connector store")
 wrap(connector, "_ensure_collection_exists", "collection check")
 wrap(provider, "embed_documents", "embed")
 wrap(connector._client, "upsert", "upsert")
+wrap(connector, "search", "connector search")
+wrap(connector._client, "collection_exists", "collection exists")
+wrap(provider, "embed_query", "embed query")
+wrap(connector._client, "query_points", "query points")
 wrap(mcp._tool_manager, "call_tool", "MCP tool layer")
 http_app = mcp.http_app
 def timed_app(*args, **kwargs):
@@ -148,9 +153,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def measure_peer(base: Path, n: int, calls: int, seed: int) -> dict[str, list[float]]:
+def measure_peer(base: Path, n: int, calls: int, seed: int) -> dict[str, dict[str, list[float]]]:
     maker, writer = FactMaker(seed + n), FactMaker(seed + 777)
     seeds = [peer_call(maker.make()) for _ in range(n)]
+    queries = [("qdrant-find", {"query": q}) for _, q in make_queries(maker, calls, seed)]
     writes = [("qdrant-store", peer_call(writer.make())) for _ in range(calls + 20)]
     with tempfile.TemporaryDirectory(prefix="bench-peer-breakdown-") as tmp:
         run = Path(tmp)
@@ -172,16 +178,18 @@ def measure_peer(base: Path, n: int, calls: int, seed: int) -> dict[str, list[fl
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit(f"the peer did not start: {(run / 'peer.log').read_text()[-2000:]}")
                 time.sleep(0.5)
-            client_run(url, writes[:20])  # warm-up
-            time.sleep(0.3)
-            before = len(timings.read_text().splitlines())
-            round_trips = client_run(url, writes[20:])
-            time.sleep(0.3)
-            parts: dict[str, list[float]] = {"client round trip": round_trips}
-            for line in timings.read_text().splitlines()[before:]:
-                part, seconds = json.loads(line)
-                parts.setdefault(part, []).append(seconds)
-            return parts
+            client_run(url, queries[:20])  # warm-up, as bench/breakdown.py's
+            out = {}
+            for tool, calls_of_tool in (("qdrant-find", queries), ("qdrant-store", writes[20:])):
+                time.sleep(0.3)
+                before = len(timings.read_text().splitlines())
+                parts: dict[str, list[float]] = {"client round trip": client_run(url, calls_of_tool)}
+                time.sleep(0.3)
+                for line in timings.read_text().splitlines()[before:]:
+                    part, seconds = json.loads(line)
+                    parts.setdefault(part, []).append(seconds)
+                out[tool] = parts
+            return out
         finally:
             server.terminate()
             try:
@@ -204,7 +212,15 @@ def client_run(url: str, calls: list[tuple[str, dict]]) -> list[float]:
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
-def report_peer(n: int, parts: dict[str, list[float]], calls: int) -> None:
+def report_peer(n: int, results: dict[str, dict[str, list[float]]], calls: int) -> None:
+    for tool, parts in results.items():
+        rows = _peer_rows(tool, parts, calls)
+        print(f"\nmcp-server-qdrant {tool} at {n:,} facts, median ms per call over {calls} calls")
+        for label, value in rows:
+            print(f"  {label:<34}{value:8.2f}")
+
+
+def _peer_rows(tool: str, parts: dict[str, list[float]], calls: int) -> list[tuple[str, float]]:
     def ms(part: str) -> float:
         samples = parts.get(part)
         if not samples:
@@ -212,17 +228,22 @@ def report_peer(n: int, parts: dict[str, list[float]], calls: int) -> None:
         # the session's initialize and initialized notification pass the ASGI timer first: not writes
         return statistics.median(samples[-calls:]) * 1000.0
 
-    asgi, tool, store = ms("ASGI request"), ms("MCP tool layer"), ms("connector store")
-    check, embed, upsert = ms("collection check"), ms("embed"), ms("upsert")
-    rows = [("client round trip", ms("client round trip")), ("ASGI request (server)", asgi),
-            ("  HTTP + MCP framing", asgi - tool), ("  MCP tool layer", tool),
-            ("    serialisation & tool glue", tool - store), ("    connector store", store),
-            ("      collection check", check), ("      embed", embed), ("      upsert", upsert),
-            ("      rest", store - check - embed - upsert),
+    asgi, layer = ms("ASGI request"), ms("MCP tool layer")
+    if tool == "qdrant-find":
+        work = ms("connector search")
+        inner = [("      collection exists", ms("collection exists")), ("      embed query", ms("embed query")),
+                 ("      query points", ms("query points"))]
+        label = "    connector search"
+    else:
+        work = ms("connector store")
+        inner = [("      collection check", ms("collection check")), ("      embed", ms("embed")),
+                 ("      upsert", ms("upsert"))]
+        label = "    connector store"
+    return [("client round trip", ms("client round trip")), ("ASGI request (server)", asgi),
+            ("  HTTP + MCP framing", asgi - layer), ("  MCP tool layer", layer),
+            ("    serialisation & tool glue", layer - work), (label, work), *inner,
+            ("      rest", work - sum(v for _, v in inner)),
             ("client + loopback", ms("client round trip") - asgi)]
-    print(f"\nmcp-server-qdrant qdrant-store at {n:,} facts, median ms per call over {calls} calls")
-    for label, value in rows:
-        print(f"  {label:<34}{value:8.2f}")
 
 
 def main() -> int:
@@ -238,8 +259,7 @@ def main() -> int:
     for n in (int(s) for s in args.sizes.split(",") if s.strip()):
         report_peer(n, measure_peer(base, n, args.calls, args.seed), args.calls)
         if not args.skip_ours:
-            results = measure(n, args.calls, args.seed, None)
-            report(n, {"memory_write": results["memory_write"]}, args.calls)
+            report(n, measure(n, args.calls, args.seed, None), args.calls)
     return 0
 
 

@@ -79,12 +79,18 @@ def test_peer_breakdown_runs() -> None:
     if not (base / "venv-qdrant" / "bin" / "python").exists():
         pytest.skip(f"the side-by-side's peer is not installed at {base} (../shared/peers-bench/setup.sh installs it)")
     out = run("bench/peer_breakdown.py", "--sizes", "20", "--calls", "5")
-    assert "mcp-server-qdrant qdrant-store at 20 facts" in out and "memory_write at 20 facts" in out
-    peer = out.split("memory_write at 20 facts")[0]
-    parts = {line[:36].strip(): float(line[36:]) for line in peer.splitlines()
-             if line.startswith("  ") and line[36:].strip().replace(".", "", 1).lstrip("-").isdigit()}
-    assert parts["embed"] > 0 and parts["upsert"] > 0 and parts["connector store"] > parts["embed"]
-    assert parts["HTTP + MCP framing"] > 0
+    assert "memory_search at 20 facts" in out and "memory_write at 20 facts" in out
+    find = _parts(out, "mcp-server-qdrant qdrant-find at 20 facts", "mcp-server-qdrant qdrant-store")
+    store = _parts(out, "mcp-server-qdrant qdrant-store at 20 facts", "memory_search at 20 facts")
+    assert find["embed query"] > 0 and find["query points"] > 0 and find["connector search"] > find["embed query"]
+    assert store["embed"] > 0 and store["upsert"] > 0 and store["connector store"] > store["embed"]
+    assert find["HTTP + MCP framing"] > 0 and store["HTTP + MCP framing"] > 0
+
+
+def _parts(out: str, start: str, end: str) -> dict[str, float]:
+    section = out[out.index(start):out.index(end)]
+    return {line[:36].strip(): float(line[36:]) for line in section.splitlines()
+            if line.startswith("  ") and line[36:].strip().replace(".", "", 1).lstrip("-").isdigit()}
 
 
 @pytest.mark.model
