@@ -1,6 +1,6 @@
 """One write-path cut, on and off, interleaved in one process: what it saves per memory_write.
 
-    python bench/write_ab.py --cut push|lean [--sizes 1000,10000] [--rounds 12] [--calls 20] [--threads N]
+    python bench/write_ab.py --cut push|lean|similar [--sizes 1000,10000] [--rounds 12] [--calls 20] [--threads N]
 
 The service runs in this process as in bench/breakdown.py (uvicorn in a thread, timers wrapped around the
 layers, nothing in the service edited) over a seeded store; a client in another process (plain JSON-RPC POSTs
@@ -11,6 +11,10 @@ objects, so both variants share the process, the store, the warm index and the m
          `similar` reads it back from the store in its sync, as before the cut
   lean   service.mcp.exchange (a tools/call straight to the SDK's per-request kernel): off, every request
          takes the SDK's StreamableHTTPSessionManager
+  similar  not a cut but its price: FactService._similar (the near-duplicate lookup memory_write answers with,
+         which CONTRACT.md requires): off, the write answers `similar: []`. What it costs in all -- the scan of the
+         profile's vector matrix and its hydration, plus its effect on the next write's model run, when matrix and
+         model weights no longer both fit in the CPU's cache (compare "embed" on and off)
 
 Rounds alternate the order (off-on, on-off, ...) so that drift hits both alike; each round writes --calls
 new facts with each variant. Printed, per variant: medians over all calls of the client's round trip and of
@@ -119,6 +123,8 @@ def switch(cut: str, services: Services, endpoint: MCPEndpoint, on: bool) -> Non
     """Shadow the cut's method on the instance with a no-op (off), or drop the shadow (on)."""
     if cut == "push":
         target, name, off = services.backend, "written", lambda *args, **kwargs: None
+    elif cut == "similar":
+        target, name, off = services.facts, "_similar", lambda *args, **kwargs: []
     else:
         async def sdk_only(*args: Any, **kwargs: Any) -> bool:
             return False
@@ -212,7 +218,7 @@ def report(n: int, cut: str, everything: dict[bool, dict[str, list[float]]],
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cut", choices=["push", "lean"], required=True)
+    parser.add_argument("--cut", choices=["push", "lean", "similar"], required=True)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--calls", type=int, default=20, help="writes per variant per round")

@@ -65,7 +65,7 @@ def test_breakdown_runs() -> None:
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("cut", ["push", "lean"])
+@pytest.mark.parametrize("cut", ["push", "lean", "similar"])
 def test_write_ab_runs(cut: str) -> None:
     out = run("bench/write_ab.py", "--cut", cut, "--sizes", "20", "--rounds", "2", "--calls", "2")
     assert f"memory_write at 20 facts, cut '{cut}'" in out
