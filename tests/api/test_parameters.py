@@ -7,8 +7,10 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import ProfileAccess
 
-BAD_LIMITS = ["0", "-1", "501", "abc", "1.5", "", "1e3"]
-BAD_DAYS = ["0", "366", "-1", "x", "2.5", ""]
+# Python's int() and pydantic's lax parsing take most of these as numbers; a parameter is digits only.
+NOT_DIGITS = ["5.0", "1_0", "+5", "%205", "5%20", "%D9%A5", "0x5"]
+BAD_LIMITS = ["0", "-1", "501", "abc", "1.5", "", "1e3", *NOT_DIGITS]
+BAD_DAYS = ["0", "366", "-1", "x", "2.5", "", *NOT_DIGITS]
 
 
 @pytest.mark.parametrize("value", BAD_LIMITS)
@@ -28,7 +30,7 @@ def test_days_out_of_range(client: TestClient, alpha: ProfileAccess, path: str, 
     assert response.json()["error"]["param"] == "days"
 
 
-@pytest.mark.parametrize("value", ["1", "500"])
+@pytest.mark.parametrize("value", ["1", "500", "050"])
 def test_limit_bounds_are_accepted(client: TestClient, alpha: ProfileAccess, value: str) -> None:
     response = client.get(f"/api/alpha/queries?limit={value}", headers=alpha.headers)
     assert response.status_code == 200
@@ -45,7 +47,8 @@ def test_days_bounds_are_accepted(client: TestClient, alpha: ProfileAccess, path
 
 
 @pytest.mark.parametrize(
-    "query", ["status=deleted", "kind=opinion", "limit=0", "limit=201", "cursor=%%%", "tag=Not%20A%20Tag"]
+    "query", ["status=deleted", "kind=opinion", "limit=0", "limit=201", "cursor=%%%", "tag=Not%20A%20Tag",
+              "limit=5.0", "limit=1_0"]
 )
 def test_fact_listing_rejects_bad_filters(client: TestClient, alpha: ProfileAccess, query: str) -> None:
     response = client.get(f"/api/alpha/facts?{query}", headers=alpha.headers)
@@ -64,7 +67,7 @@ def test_openapi_documents_400_and_401_and_no_422(client: TestClient) -> None:
         assert "401" in schema["paths"][path]["get"]["responses"], path
 
 
-@pytest.mark.parametrize("value", ["9223372036854775808", "99999999999999999999999", "0", "-1"])
+@pytest.mark.parametrize("value", ["9223372036854775808", "99999999999999999999999", "0", "-1", "1_0", "+1", "1.0"])
 def test_query_ids_past_the_database_range_are_400(client: TestClient, alpha: ProfileAccess, value: str) -> None:
     response = client.get(f"/api/alpha/queries/{value}", headers=alpha.headers)
     assert response.status_code == 400 and response.json()["error"]["param"] == "query_id"
@@ -80,3 +83,18 @@ def test_cursors_that_decode_past_the_database_range_are_400(client: TestClient,
     cursor = base64.urlsafe_b64encode(decoded.encode()).decode().rstrip("=")
     response = client.get(f"/api/alpha/facts?cursor={cursor}", headers=alpha.headers)
     assert response.status_code == 400 and response.json()["error"]["param"] == "cursor"
+
+
+@pytest.mark.parametrize("value", ["0.4", "1.5", "-0.6", "abc", "", "0.5_0", "+0.6", "%200.6", "nan", "inf", "0x1"])
+def test_duplicates_threshold_out_of_range_or_not_a_number(client: TestClient, alpha: ProfileAccess,
+                                                           value: str) -> None:
+    response = client.get(f"/api/alpha/duplicates?threshold={value}", headers=alpha.headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == "threshold"
+
+
+@pytest.mark.parametrize("value", ["0.5", "1", "0.75", "7.5e-1", ".9"])
+def test_duplicates_threshold_in_range_is_accepted(client: TestClient, alpha: ProfileAccess, value: str) -> None:
+    response = client.get(f"/api/alpha/duplicates?threshold={value}", headers=alpha.headers)
+    assert response.status_code == 200, response.text
+    assert response.json()["threshold"] == float(value)

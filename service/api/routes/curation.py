@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from service.api.deps import ProfileDep, ServicesDep
+from service.api.params import Decimal
 from service.api.schemas import DuplicateGroupBody, DuplicatesBody
 from service.web.errors import authenticated
 
@@ -15,7 +16,7 @@ THRESHOLD_MIN = 0.5  # below it nearly everything on one topic pairs up: groups 
 Threshold = Annotated[float | None, Query(ge=THRESHOLD_MIN, le=1.0, description=(
     f"Cosine at or above which two facts count as near-duplicates ({THRESHOLD_MIN}-1). Default: "
     "MEMORY_SIMILAR_THRESHOLD, the one memory_write's `similar` uses, so every pair it reported (and still "
-    "active) is in one group."))]
+    "active) is in one group.")), Decimal]
 
 
 @router.get("/api/{profile}/duplicates", responses=authenticated())

@@ -8,6 +8,7 @@ from pydantic import WithJsonSchema
 
 from service import contract
 from service.api.deps import ProfileDep, ServicesDep
+from service.api.params import WholeNumber
 from service.web.errors import authenticated
 from service.api.schemas import FactBody, FactsBody
 from service.clock import isoformat
@@ -82,7 +83,8 @@ def list_facts(
                                      description=f"Facts carrying this tag (1-{TAG_MAX} characters of a-z 0-9 . _ : "
                                                  "/ + # -, starting with a letter or digit, case-insensitive).")]
     = None,
-    limit: Annotated[int, Query(ge=1, le=FACTS_PAGE_MAX, description=f"Facts per page (1-{FACTS_PAGE_MAX}).")]
+    limit: Annotated[int, Query(ge=1, le=FACTS_PAGE_MAX, description=f"Facts per page (1-{FACTS_PAGE_MAX})."),
+                     WholeNumber]
     = FACTS_PAGE_DEFAULT,
     cursor: Annotated[str | None, Query(min_length=2, max_length=26, pattern=CURSOR_PATTERN,
                                         description=CURSOR_DOC)] = None,

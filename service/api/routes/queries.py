@@ -6,6 +6,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from service import contract
 from service.api.deps import ProfileDep, ServicesDep
+from service.api.params import WholeNumber
 from service.web.errors import authenticated
 from service.api.source import set_source
 from service.api.schemas import GapsBody, GapSearchesBody, QueriesBody, QueryBody, SummaryBody
@@ -13,8 +14,10 @@ from service.contract import DAYS_DEFAULT, DAYS_MAX, LISTING_DEFAULT, LISTING_MA
 
 router = APIRouter(tags=["query log"])
 
-Limit = Annotated[int, Query(ge=1, le=LISTING_MAX, description=f"Rows to return, newest first (1-{LISTING_MAX}).")]
-Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description=f"Window in whole UTC days ending today (1-{DAYS_MAX}).")]
+Limit = Annotated[int, Query(ge=1, le=LISTING_MAX, description=f"Rows to return, newest first (1-{LISTING_MAX})."),
+                  WholeNumber]
+Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description=f"Window in whole UTC days ending today (1-{DAYS_MAX})."),
+                 WholeNumber]
 
 
 @router.get("/api/{profile}/queries", response_model_exclude_unset=True, responses=authenticated())
@@ -61,7 +64,7 @@ def gap_searches(
             responses=authenticated(404))
 def one_query(
     profile: ProfileDep, svc: ServicesDep,
-    query_id: Annotated[int, Path(ge=1, le=contract.MAX_ROW_ID, description="Query-log row id.")],
+    query_id: Annotated[int, Path(ge=1, le=contract.MAX_ROW_ID, description="Query-log row id."), WholeNumber],
 ) -> QueryBody:
     """One query-log row with what it handed back: uids with lexical, vector and fused scores."""
     return QueryBody(profile=profile.name, query=svc.query_log.get(profile, query_id))  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from service.api.deps import ProfileDep, ServicesDep
+from service.api.params import WholeNumber
 from service.web.errors import authenticated
 from service.api.source import set_source
 from service.api.schemas import StatsBody
@@ -12,7 +13,8 @@ from service.contract import DAYS_DEFAULT, DAYS_MAX
 
 router = APIRouter(tags=["stats"])
 
-Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description=f"Window in whole UTC days ending today (1-{DAYS_MAX}).")]
+Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description=f"Window in whole UTC days ending today (1-{DAYS_MAX})."),
+                 WholeNumber]
 
 
 @router.get("/api/{profile}/stats", response_model_exclude_unset=True, responses=authenticated())
