@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.breakdown import measure, report  # noqa: E402
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
+import service  # noqa: E402
 
 # Runs under the peer's python: timers first, then its own server, as `mcp-server-qdrant --transport
 # streamable-http` runs it (main.py: `from mcp_server_qdrant.server import mcp; mcp.run(transport=...)`).
@@ -168,6 +169,8 @@ def measure_peer(base: Path, n: int, calls: int, seed: int) -> dict[str, dict[st
                    FASTEMBED_CACHE_PATH=str(base / "models" / "fastembed"), HF_HUB_OFFLINE="1",
                    FASTMCP_SERVER_HOST="127.0.0.1", FASTMCP_SERVER_PORT=str(port),
                    FASTMCP_LOG_LEVEL="WARNING", BENCH_SEED=str(run / "seed.json"), BENCH_TIMINGS=str(timings))
+        if not service.OPENBLAS_TIMEOUT_GIVEN:  # the peer as its users run it, not with this service's setting
+            env.pop("OPENBLAS_THREAD_TIMEOUT", None)
         log = (run / "peer.log").open("w")
         server = subprocess.Popen([str(base / "venv-qdrant" / "bin" / "python"), "-c", PEER], env=env,
                                   stdout=log, stderr=subprocess.STDOUT)
