@@ -98,3 +98,17 @@ def test_duplicates_threshold_in_range_is_accepted(client: TestClient, alpha: Pr
     response = client.get(f"/api/alpha/duplicates?threshold={value}", headers=alpha.headers)
     assert response.status_code == 200, response.text
     assert response.json()["threshold"] == float(value)
+
+
+@pytest.mark.parametrize("path", ["/api/alpha/queries?limit=5&limit=6", "/api/alpha/stats?days=7&days=7",
+                                  "/api/alpha/facts?kind=user&kind=project", "/api/profiles?x=1&x=2"])
+def test_a_parameter_given_twice_is_400_naming_it(client: TestClient, alpha: ProfileAccess, path: str) -> None:
+    response = client.get(path, headers=alpha.headers)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_parameter" and "more than once" in error["message"]
+    assert error["param"] == path.split("?")[1].split("=")[0]
+
+
+def test_a_parameter_given_twice_without_a_token_is_still_401(client: TestClient) -> None:
+    assert client.get("/api/alpha/queries?limit=5&limit=6").status_code == 401
