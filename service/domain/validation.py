@@ -46,10 +46,11 @@ def text(value: str) -> str:
 
 
 def kind(value: str) -> str:
-    cleaned = value.strip().lower() if isinstance(value, str) else ""
-    if cleaned not in KINDS:
+    """Exactly one of the six names, as every face's schema lists them (an enum): "Project" or " project" is
+    refused, as REST's ?kind= and the MCP input schema refuse it, not read as "project"."""
+    if not isinstance(value, str) or value not in KINDS:
         raise InvalidInput(f"unknown kind {value!r}: use one of {', '.join(KINDS)}", param="kind")
-    return cleaned
+    return value
 
 
 def tag(raw: str, param: str = "tags") -> str:

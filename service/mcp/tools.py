@@ -15,7 +15,8 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, StrictInt, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, Field, StrictInt, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from service.container import Services
 from service import contract as c
@@ -62,10 +63,22 @@ Tags = Annotated[list[str] | None, WithJsonSchema({
 FilterTags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": c.TAGS_MAX, "description": "Only facts carrying all of these tags.",
     "items": {"type": "string", "minLength": 1, "maxLength": c.TAG_MAX}}), OPTIONAL]
-# Integers only: true/false and "8" are refused, not read as 1 and 8 (the schema says integer, and means it).
-SearchLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.SEARCH_LIMIT_MAX,
+
+
+def _json_integer(value: object) -> object:
+    """JSON Schema's integer: any number without a fraction, so 5.0 is 5 (a client that validates against the
+    schema lets it through); true/false, "8" and 2.5 are refused, not read as 1, 8 and 2."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+JsonInteger = Annotated[StrictInt, BeforeValidator(_json_integer)]
+SearchLimit = Annotated[JsonInteger, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.SEARCH_LIMIT_MAX,
                                                   "default": c.SEARCH_LIMIT_DEFAULT})]
-RecentLimit = Annotated[StrictInt, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.RECENT_LIMIT_MAX,
+RecentLimit = Annotated[JsonInteger, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.RECENT_LIMIT_MAX,
                                                   "default": c.RECENT_LIMIT_DEFAULT})]
 Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": c.REASON_MAX,
                                                "description": "Why it no longer holds."}), OPTIONAL]

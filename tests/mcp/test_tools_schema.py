@@ -83,6 +83,43 @@ async def test_tags_with_plus_and_hash_and_a_schema_no_stricter_than_the_server(
         assert found.structured_content["matched_count"] == 1
 
 
+async def test_kind_and_limits_are_taken_exactly_as_the_input_schema_says(base_url: str, alpha: ProfileAccess) -> None:
+    """The input schema states exactly what the server accepts, both ways: a kind is one of the enum's six
+    lower-case names (no other spelling is read as one of them), and a limit is a JSON Schema integer, which
+    includes 5.0 (a number without a fraction) but not true, "5" or 2.5."""
+    import jsonschema
+
+    async with mcp_client(base_url, "alpha", alpha.token) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        write, search = tools["memory_write"].input_schema, tools["memory_search"].input_schema
+        recent = tools["memory_recent"].input_schema
+
+        def admitted(schema: dict, arguments: dict) -> bool:
+            return jsonschema.Draft202012Validator(schema).is_valid(arguments)
+
+        for kind in ("Project", "PROJECT", " project", "project "):
+            arguments = {"title": "T", "text": "some text", "kind": kind}
+            assert not admitted(write, arguments), kind
+            refused = await client.call_tool("memory_write", arguments)
+            assert refused.is_error and "unknown kind" in refused.content[0].text, kind
+            refused = await client.call_tool("memory_search", {"query": "text", "kind": kind})
+            assert refused.is_error and "unknown kind" in refused.content[0].text, kind
+        written = await client.call_tool("memory_write", {"title": "T", "text": "some text", "kind": "project"})
+        assert not written.is_error
+
+        for limit in (5.0, 1.0, 50.0):
+            assert admitted(search, {"query": "text", "limit": limit}) and admitted(recent, {"limit": limit})
+            found = await client.call_tool("memory_search", {"query": "some text", "limit": limit})
+            assert not found.is_error, (limit, found.content)
+            assert found.structured_content["returned_count"] == 1
+            recent_facts = await client.call_tool("memory_recent", {"limit": limit})
+            assert not recent_facts.is_error and len(recent_facts.structured_content["facts"]) == 1
+        for limit in (True, "5", 2.5, 51.0, 0.0):
+            assert not admitted(search, {"query": "text", "limit": limit}), limit
+            refused = await client.call_tool("memory_search", {"query": "text", "limit": limit})
+            assert refused.is_error, limit
+
+
 def test_server_info_names_the_version_and_the_address_opens_the_dashboard(base_url: str,
                                                                            alpha: ProfileAccess) -> None:
     import httpx
