@@ -33,9 +33,13 @@ UID_MAX = 40
 
 TAGS_MAX = 20  # per fact, and per search filter
 TAG_MAX = 64
-TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]*$")  # after trimming and lower-casing: c#, c++, f#
-# What a client may send (before normalising): the input schema states this, never anything stricter.
-TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9._:/+#-]*\s*$"
+# What a client may send (before normalising): the input schema states exactly this, and the server matches the
+# same pattern (1-64 characters once trimmed, as CONTRACT counts them). Explicit character classes only: `\s`
+# or a case-insensitive flag mean other things in ECMA-262 (JSON Schema's regexes) than in Python, and
+# "\u212a" (Kelvin) lower-cases to "k".
+TAG_PADDING = " \t\n\r"  # trimmed around a tag
+TAG_INPUT_PATTERN = rf"^[ \t\n\r]*[A-Za-z0-9][A-Za-z0-9._:/+#-]{{0,{TAG_MAX - 1}}}[ \t\n\r]*$"  # 1-64 once trimmed
+TAG_INPUT = re.compile(TAG_INPUT_PATTERN)
 TAG_CHARACTERS = "letters, digits, . _ : / + # -"
 
 SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX = 8, 50  # memory_search

@@ -122,7 +122,8 @@ class FactService:
                 )
             final_title, final_text = new_title or row.title, new_text or row.text
             final_kind = new_kind or row.kind
-            final_tags = new_tags if new_tags is not None else list(row.tags)
+            # Tags are a set of labels: the same ones in another order change nothing (no revision).
+            final_tags = new_tags if new_tags is not None and set(new_tags) != set(row.tags) else list(row.tags)
             vec = vector if embedded_for == (final_title, final_text) else None
 
             if final_text != row.text:
@@ -222,11 +223,23 @@ class FactService:
                 param="uid",
             )
         if row.status == FactStatus.SUPERSEDED:
-            raise Conflict(
-                f"fact {uid} was superseded by {row.superseded_by}; {action} {row.superseded_by} instead",
-                param="uid",
-            )
+            raise Conflict(self._superseded_advice(facts, row, action), param="uid")
         return row
+
+    def _superseded_advice(self, facts: Facts, row: FactRecord, action: str) -> str:
+        """Names the fact that replaced it and, when that one was replaced in turn, the chain's latest version;
+        the advice leads to a fact the action can take (or says there is none)."""
+        said = f"fact {row.uid} was superseded by {row.superseded_by}"
+        later = self._walk(facts, row, "superseded_by", {row.uid})
+        if not later:
+            return f"{said}; {action} {row.superseded_by} instead"
+        latest = later[-1]
+        if latest.uid != row.superseded_by:
+            said += f", whose latest version is {latest.uid}"
+        if latest.status == FactStatus.RETIRED:
+            then = "record the current knowledge with memory_write" if action == "update" else "nothing left to forget"
+            return f"{said}, retired; {then}"
+        return f"{said}; {action} {latest.uid} instead"
 
     def _chain(self, facts: Facts, row: FactRecord) -> list[Fact]:
         seen = {row.uid}

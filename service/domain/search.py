@@ -93,7 +93,7 @@ class SearchService:
         query = validation.query(query)
         limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
         kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
-        tag_filter = tuple(validation.tags(tags))
+        tag_filter = tuple(validation.tags(tags, search=True))
         started = time.perf_counter()
 
         request = SearchRequest(

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from service.contract import (
-    KINDS, PROFILE_NAME, PROFILE_NAME_MAX, QUERY_MAX, REASON_MAX, TAG_MAX, TAG_PATTERN, TAGS_MAX, TEXT_MAX, TITLE_MAX,
-    UID_MAX,
+    KINDS, PROFILE_NAME, PROFILE_NAME_MAX, QUERY_MAX, REASON_MAX, TAG_INPUT, TAG_MAX, TAG_PADDING, TAGS_MAX, TEXT_MAX,
+    TITLE_MAX, UID_MAX,
 )
 from service.errors import InvalidInput
 
@@ -30,10 +30,13 @@ def profile_name(name: str) -> str:
 
 
 def _sized(value: str, param: str, maximum: int, advice: str = "") -> str:
-    """Trimmed, 1 to `maximum` characters, no NUL."""
-    cleaned = no_nul(value.strip(), param) if isinstance(value, str) else ""
-    if not 1 <= len(cleaned) <= maximum:
-        raise InvalidInput(f"{param} must be 1-{maximum} characters (got {len(cleaned)}){advice}", param=param)
+    """At most `maximum` characters as sent (the input schema's maxLength counts them so), trimmed, not empty
+    once trimmed, no NUL."""
+    raw = value if isinstance(value, str) else ""
+    cleaned = no_nul(raw.strip(), param)
+    if not cleaned or len(raw) > maximum:
+        got = len(raw) if len(raw) > maximum else 0
+        raise InvalidInput(f"{param} must be 1-{maximum} characters (got {got}){advice}", param=param)
     return cleaned
 
 
@@ -54,32 +57,35 @@ def kind(value: str) -> str:
 
 
 def tag(raw: str, param: str = "tags") -> str:
-    """One tag: lower-cased and trimmed, 1-64 characters of a-z 0-9 . _ : / + # -, starting with a letter or digit."""
+    """One tag as the input schema's pattern admits it (TAG_INPUT_PATTERN: 1-64 characters once trimmed), then
+    trimmed and lower-cased: letters, digits and . _ : / + # -, starting with a letter or digit."""
     if not isinstance(raw, str):
         raise InvalidInput(f"{param} must be a list of strings" if param == "tags" else f"{param} must be a string",
                            param=param)
-    cleaned = raw.strip().lower()
-    if not 1 <= len(cleaned) <= TAG_MAX or not TAG_PATTERN.match(cleaned):
+    if not TAG_INPUT.fullmatch(raw):
         raise InvalidInput(
             f"invalid tag {raw!r}: 1-{TAG_MAX} characters of a-z 0-9 . _ : / + # - starting with a letter or digit",
             param=param,
         )
-    return cleaned
+    return raw.strip(TAG_PADDING).lower()
 
 
-def tags(values: Iterable[str] | None) -> list[str]:
-    """Lower-case, trim, drop duplicates (first occurrence wins); at most 20 tags of 1-64 chars."""
+def tags(values: Iterable[str] | None, *, search: bool = False) -> list[str]:
+    """Lower-case, trim, drop duplicates (first occurrence wins); at most 20 tags as sent (the input schema's
+    maxItems counts them so, duplicates included) of 1-64 chars."""
     if values is None:
         return []
     if isinstance(values, str):
         raise InvalidInput("tags must be a list of strings", param="tags")
+    sent = list(values)
+    if len(sent) > TAGS_MAX:
+        where = "in a search's tag filter" if search else "per fact"
+        raise InvalidInput(f"at most {TAGS_MAX} tags {where} (got {len(sent)})", param="tags")
     result: list[str] = []
-    for raw in values:
+    for raw in sent:
         cleaned = tag(raw)
         if cleaned not in result:
             result.append(cleaned)
-    if len(result) > TAGS_MAX:
-        raise InvalidInput(f"at most {TAGS_MAX} tags per fact (got {len(result)})", param="tags")
     return result
 
 
@@ -93,7 +99,7 @@ def reason(value: str | None) -> str | None:
     if not isinstance(value, str):
         raise InvalidInput("reason must be a string", param="reason")
     cleaned = no_nul(value.strip(), "reason")
-    if len(cleaned) > REASON_MAX:
+    if len(value) > REASON_MAX:  # as sent, as the input schema's maxLength counts
         raise InvalidInput(f"reason must be at most {REASON_MAX} characters", param="reason")
     return cleaned or None
 
@@ -105,7 +111,8 @@ def bounded_int(value: int, *, low: int, high: int, param: str) -> int:
 
 
 def uid(value: str) -> str:
-    cleaned = no_nul(value.strip(), "uid") if isinstance(value, str) else ""
-    if not cleaned or len(cleaned) > UID_MAX:
+    raw = value if isinstance(value, str) else ""
+    cleaned = no_nul(raw.strip(), "uid")
+    if not cleaned or len(raw) > UID_MAX:
         raise InvalidInput("uid must be a fact uid as returned by memory_write or memory_search", param="uid")
     return cleaned

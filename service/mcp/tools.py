@@ -54,32 +54,38 @@ OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 
 OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TEXT_MAX,
                                                 "description": "New text; a change supersedes the fact."}), OPTIONAL]
 OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(c.KINDS)}), OPTIONAL]
+TAG_ITEM = {"type": "string", "minLength": 1, "pattern": c.TAG_INPUT_PATTERN}  # the pattern bounds its length
 Tags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": c.TAGS_MAX,
-    "items": {"type": "string", "minLength": 1, "pattern": c.TAG_INPUT_PATTERN,
-              "description": f"1-{c.TAG_MAX} characters after trimming, lower-cased by the server: "
-                             f"{c.TAG_CHARACTERS}"}}),
+    "items": {**TAG_ITEM, "description": f"1-{c.TAG_MAX} characters after trimming, lower-cased by the server: "
+                                         f"{c.TAG_CHARACTERS}"}}),
     OPTIONAL]
 FilterTags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": c.TAGS_MAX, "description": "Only facts carrying all of these tags.",
-    "items": {"type": "string", "minLength": 1, "maxLength": c.TAG_MAX}}), OPTIONAL]
+    "items": TAG_ITEM}), OPTIONAL]
 
 
-def _json_integer(value: object) -> object:
-    """JSON Schema's integer: any number without a fraction, so 5.0 is 5 (a client that validates against the
-    schema lets it through); true/false, "8" and 2.5 are refused, not read as 1, 8 and 2."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PydanticCustomError("int_type", "Input should be a valid integer")
-    return value
+def _json_integer_or(default: int) -> BeforeValidator:
+    """A limit as JSON Schema's integer: any number without a fraction, so 5.0 is 5 (a client that validates
+    against the schema lets it through); true/false, "8" and 2.5 are refused, not read as 1, 8 and 2; an
+    explicit null is "not given", as for every optional argument."""
+
+    def json_integer(value: object) -> object:
+        if value is None:
+            return default
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return value
+
+    return BeforeValidator(json_integer)
 
 
-JsonInteger = Annotated[StrictInt, BeforeValidator(_json_integer)]
-SearchLimit = Annotated[JsonInteger, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.SEARCH_LIMIT_MAX,
-                                                  "default": c.SEARCH_LIMIT_DEFAULT})]
-RecentLimit = Annotated[JsonInteger, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": c.RECENT_LIMIT_MAX,
-                                                  "default": c.RECENT_LIMIT_DEFAULT})]
+SearchLimit = Annotated[StrictInt, _json_integer_or(c.SEARCH_LIMIT_DEFAULT), WithJsonSchema(
+    {"type": "integer", "minimum": 1, "maximum": c.SEARCH_LIMIT_MAX, "default": c.SEARCH_LIMIT_DEFAULT})]
+RecentLimit = Annotated[StrictInt, _json_integer_or(c.RECENT_LIMIT_DEFAULT), WithJsonSchema(
+    {"type": "integer", "minimum": 1, "maximum": c.RECENT_LIMIT_MAX, "default": c.RECENT_LIMIT_DEFAULT})]
 Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": c.REASON_MAX,
                                                "description": "Why it no longer holds."}), OPTIONAL]
 

@@ -103,3 +103,34 @@ async def test_write_reports_similar_facts(base_url: str, alpha: ProfileAccess) 
         second = await call(client, "memory_write", title="Deploy day", kind="preference",
                             text="Production deploys happen Tuesday mornings, after standup.")
         assert [f["uid"] for f in second["similar"]] == [first["fact"]["uid"]]
+
+
+async def test_a_superseded_fact_points_at_the_latest_version_of_its_chain(base_url: str,
+                                                                           alpha: ProfileAccess) -> None:
+    """A -> B -> C: updating or forgetting A names C (what the agent can act on), not B, itself superseded;
+    once C is retired, the advice says so instead of naming a fact the action cannot take."""
+    async with mcp_client(base_url, "alpha", alpha.token) as client:
+        a = (await call(client, "memory_write", title="Runtime", text="Runs on Python 3.10.", kind="project"))["fact"]
+        b = (await call(client, "memory_update", uid=a["uid"], text="Runs on Python 3.11."))["fact"]
+        c = (await call(client, "memory_update", uid=b["uid"], text="Runs on Python 3.12."))["fact"]
+        message = await call_error(client, "memory_update", uid=a["uid"], title="x")
+        assert f"superseded by {b['uid']}, whose latest version is {c['uid']}; update {c['uid']} instead" in message
+        message = await call_error(client, "memory_forget", uid=b["uid"])
+        assert message.endswith(f"superseded by {c['uid']}; forget {c['uid']} instead")
+        await call(client, "memory_forget", uid=c["uid"])
+        message = await call_error(client, "memory_update", uid=a["uid"], title="x")
+        assert f"latest version is {c['uid']}, retired; record the current knowledge with memory_write" in message
+        message = await call_error(client, "memory_forget", uid=a["uid"])
+        assert message.endswith("retired; nothing left to forget")
+
+
+async def test_the_same_tags_in_another_order_change_nothing(base_url: str, alpha: ProfileAccess) -> None:
+    async with mcp_client(base_url, "alpha", alpha.token) as client:
+        fact = (await call(client, "memory_write", title="T", text="Tagged.", kind="project",
+                           tags=["go", "payments"]))["fact"]
+        same = await call(client, "memory_update", uid=fact["uid"], tags=["payments", "GO", "go"])
+        assert same["fact"] == fact
+        changed = await call(client, "memory_update", uid=fact["uid"], tags=["payments"])
+        assert changed["fact"]["tags"] == ["payments"] and changed["fact"]["uid"] == fact["uid"]
+    detail = rest(base_url, alpha, f"/api/alpha/facts/{fact['uid']}")
+    assert [r["tags"] for r in detail["revisions"]] == [["go", "payments"]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ProfileAccess
-from tests.support.mcp_client import mcp_client
+from tests.support.mcp_client import call, mcp_client
 
 pytestmark = pytest.mark.anyio  # (the sync tests below ignore it)
 
@@ -118,6 +118,53 @@ async def test_kind_and_limits_are_taken_exactly_as_the_input_schema_says(base_u
             assert not admitted(search, {"query": "text", "limit": limit}), limit
             refused = await client.call_tool("memory_search", {"query": "text", "limit": limit})
             assert refused.is_error, limit
+
+
+async def test_what_the_schema_admits_the_server_takes_and_what_it_refuses_the_server_refuses(
+        base_url: str, alpha: ProfileAccess) -> None:
+    """Lengths and counts as sent (the schema's maxLength and maxItems count spaces and duplicates too; a tag is
+    1-64 characters once trimmed, which its pattern states), the tag pattern the same in ECMA-262 and Python (explicit classes: no `\\s`, no Kelvin sign read as k), the search
+    filter's tags under the same pattern as a fact's, and an explicit null limit read as "not given"."""
+    import jsonschema
+
+    async with mcp_client(base_url, "alpha", alpha.token) as client:
+        tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+        uid = (await call(client, "memory_write", title="T", text="some text", kind="project"))["fact"]["uid"]
+        good = {"title": "T", "text": "x", "kind": "reference"}
+        cases = [
+            ("memory_write", {**good, "title": "  " + "a" * 199 + "  "}, False),
+            ("memory_write", {**good, "title": " " + "a" * 198 + " "}, True),
+            ("memory_write", {**good, "text": " " + "x" * 8000}, False),
+            ("memory_search", {"query": " " + "q" * 1000}, False),
+            ("memory_forget", {"uid": uid, "reason": "  " + "r" * 499 + "  "}, False),
+            ("memory_update", {"uid": " " * 20 + uid, "title": "U"}, False),
+            ("memory_write", {**good, "tags": ["x"] * 21}, False),
+            ("memory_write", {**good, "tags": ["T1", "t1", *[f"t{i}" for i in range(2, 20)]]}, True),
+            ("memory_search", {"query": "text", "tags": ["x"] * 21}, False),
+            ("memory_write", {**good, "tags": [" " + "a" * 64 + "\n"]}, True),  # 64 once trimmed
+            ("memory_write", {**good, "tags": ["a" * 65]}, False),
+            ("memory_write", {**good, "tags": [" " + "a" * 62 + " "]}, True),
+            ("memory_write", {**good, "tags": ["\u212a"]}, False),
+            ("memory_write", {**good, "tags": ["\u212aa"]}, False),
+            ("memory_write", {**good, "tags": ["\x1cabc"]}, False),
+            ("memory_write", {**good, "tags": ["\x85abc"]}, False),
+            ("memory_write", {**good, "tags": ["\ufeffabc"]}, False),
+            ("memory_write", {**good, "tags": ["\u00a0abc"]}, False),
+            ("memory_write", {**good, "tags": ["\tC#\n "]}, True),
+            ("memory_search", {"query": "text", "tags": ["a b"]}, False),
+            ("memory_search", {"query": "text", "tags": ["-abc"]}, False),
+            ("memory_search", {"query": "text", "tags": [" C# "]}, True),
+        ]
+        for tool, arguments, valid in cases:
+            admitted = jsonschema.Draft202012Validator(tools[tool]).is_valid(arguments)
+            result = await client.call_tool(tool, arguments)
+            assert admitted is valid and result.is_error is not valid, (tool, arguments, result.content)
+        written = await call(client, "memory_write", **{**good, "tags": ["\tC#\n ", "K8s"]})
+        assert written["fact"]["tags"] == ["c#", "k8s"]
+        for tool, default in (("memory_search", 8), ("memory_recent", 10)):
+            arguments = {"query": "x", "limit": None} if tool == "memory_search" else {"limit": None}
+            assert not (await client.call_tool(tool, arguments)).is_error, tool
+        assert len((await call(client, "memory_recent", limit=None))["facts"]) == 7  # the default 10: all seven
 
 
 def test_server_info_names_the_version_and_the_address_opens_the_dashboard(base_url: str,
