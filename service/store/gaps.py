@@ -21,7 +21,7 @@ from service.domain.gaps import MissedQuery
 from service.store import repository as repo
 from service.store.aggregates import _name_order
 from service.store.engine import Database
-from service.store.tables import QueryLogResult, QueryLogRow, QueryLogTag
+from service.store.tables import NEWEST_QUERIES, QueryLogResult, QueryLogRow, QueryLogTag
 
 SECTIONS = ("zero_match", "retired_only")
 
@@ -118,5 +118,5 @@ class SqlMissReader:
         where = [*_window(profile_id, first, last), _section(section), col(QueryLogRow.query).in_(queries)]
         with self.db.read() as session:
             total = session.execute(sa.select(sa.func.count()).select_from(QueryLogRow).where(*where)).scalar_one()
-            rows = session.exec(select(QueryLogRow).where(*where).order_by(col(QueryLogRow.id).desc()).limit(limit))
+            rows = session.exec(select(QueryLogRow).where(*where).order_by(*NEWEST_QUERIES).limit(limit))
             return list(rows.all()), int(total)

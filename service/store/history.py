@@ -27,7 +27,7 @@ def _ended(at: datetime) -> tuple[sa.ColumnElement[bool], sa.ColumnElement[bool]
 def facts_at(session: Session, profile_id: int, at: datetime, *, status: str, before_id: int | None,
              limit: int, recalled: str | None = None, order: str = "newest",
              before_recall: tuple[int, int] | None = None) -> list[FactRow]:
-    """Facts created at or before `at` whose status then was `status`, newest first (by id), keyset-paged; or
+    """Facts created at or before `at` whose status then was `status`, newest first (created_at, id), keyset-paged; or
     in recall order, or only those (never) recalled (the counts now: service.store.recalls.fetch)."""
     retired, superseded = _ended(at)
     ended = {FactStatus.RETIRED: retired, FactStatus.SUPERSEDED: superseded}

@@ -19,7 +19,7 @@ from service.store import redactions
 from service.store import repository as repo
 from service.store import vectors
 from service.store.tables import (
-    FactRedaction, FactRevision, FactRow, Profile, ProfileRename, QueryLogResult, QueryLogRow, Token,
+    NEWEST_QUERIES, FactRedaction, FactRevision, FactRow, Profile, ProfileRename, QueryLogResult, QueryLogRow, Token,
 )
 
 OWNERS_CHUNK = 500  # uids per IN (...) list
@@ -132,8 +132,9 @@ class SqlFacts(_Member):
         return repo.count_facts(self.session, profile_id, status)
 
     def all_of(self, profile_id: int) -> Sequence[FactRow]:
+        # oldest first, so that an import into an empty profile numbers its facts in time order
         return self.session.exec(select(FactRow).where(FactRow.profile_id == profile_id)
-                                 .order_by(col(FactRow.id))).all()
+                                 .order_by(col(FactRow.created_at), col(FactRow.id))).all()
 
     def at(self, profile_id: int, at: datetime, *, status: str, before_id: int | None,
            limit: int, recalled: str | None = None, order: str = "newest",
@@ -182,8 +183,9 @@ class SqlQueryLog(_Member):
         self._save(row)
 
     def newest(self, profile_id: int, limit: int) -> Sequence[QueryLogRow]:
+        """By time, not by id: an imported row keeps its created_at under a newer id."""
         return self.session.exec(select(QueryLogRow).where(QueryLogRow.profile_id == profile_id)
-                                 .order_by(col(QueryLogRow.id).desc()).limit(limit)).all()
+                                 .order_by(*NEWEST_QUERIES).limit(limit)).all()
 
     def get(self, profile_id: int, query_id: int) -> QueryLogRow | None:
         return self.session.exec(
@@ -200,8 +202,9 @@ class SqlQueryLog(_Member):
         return self.session.get(QueryLogResult, query_id)
 
     def all_of(self, profile_id: int) -> Iterator[tuple[QueryLogRow, QueryLogResult | None]]:
+        # oldest first, so that an import into an empty profile numbers its rows in time order
         for row in self.session.exec(select(QueryLogRow).where(QueryLogRow.profile_id == profile_id)
-                                     .order_by(col(QueryLogRow.id))):
+                                     .order_by(col(QueryLogRow.created_at), col(QueryLogRow.id))):
             yield row, self.session.get(QueryLogResult, row.id)
 
     def texts(self, profile_id: int) -> Iterator[tuple[int, str]]:

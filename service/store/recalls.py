@@ -59,12 +59,13 @@ def of(conn: sa.Connection | Session, profile_id: int, uids: Iterable[str]) -> d
 def fetch(session: Session, stmt: Any, *, recalled: str | None, order: str, before_id: int | None,
           before_recall: tuple[int, int] | None, limit: int) -> list[Any]:
     """Up to `limit` facts of a SELECT of facts, filtered by `recalled` ("never": no logged search returned them;
-    "ever": some did), newest first (keyset before_id) or, with order "recalled", most recalled first, ties
-    newest first (keyset before_recall: (count, id)).
+    "ever": some did), newest first (keyset before_id: the fact the page ends at) or, with order "recalled",
+    most recalled first, ties newest first (keyset before_recall: (count, id)). Newest is by created_at, then
+    id: an imported fact keeps its created_at under a newer id.
 
     In recall order the recalled facts come first, sorted among themselves (an inner join on fact_recalls, so
-    only they are sorted), then the never-recalled ones newest first: an index scan by id that stops after
-    `limit` rows, however many facts the profile holds (bench/curation.py)."""
+    only they are sorted), then the never-recalled ones newest first: an index scan by (created_at, id) that
+    stops after `limit` rows, however many facts the profile holds (bench/curation.py)."""
     if order != "recalled":
         return _rows(session, _filtered(stmt, recalled), before_id, limit)
     out: list[Any] = []
@@ -73,8 +74,8 @@ def fetch(session: Session, stmt: Any, *, recalled: str | None, order: str, befo
         if before_recall is not None:
             count = _RECALLS.c.recalled_count
             recalled_first = recalled_first.where(sa.or_(
-                count < before_recall[0], sa.and_(count == before_recall[0], _FACT_ID < before_recall[1])))
-        out = list(session.exec(recalled_first.order_by(_RECALLS.c.recalled_count.desc(), _FACT_ID.desc())
+                count < before_recall[0], sa.and_(count == before_recall[0], _after(before_recall[1]))))
+        out = list(session.exec(recalled_first.order_by(_RECALLS.c.recalled_count.desc(), *_NEWEST)
                                 .limit(limit)).all())
     if len(out) < limit and recalled != "ever":
         tail_before = before_recall[1] if before_recall is not None and before_recall[0] == 0 else None
@@ -84,6 +85,15 @@ def fetch(session: Session, stmt: Any, *, recalled: str | None, order: str, befo
 
 _FACT_ID = FactRow.__table__.c.id  # type: ignore[attr-defined]
 _FACT_UID = FactRow.__table__.c.uid  # type: ignore[attr-defined]
+_FACT_CREATED = FactRow.__table__.c.created_at  # type: ignore[attr-defined]
+_NEWEST = (_FACT_CREATED.desc(), _FACT_ID.desc())
+
+
+def _after(fact_id: int) -> Any:
+    """The facts after this one in newest-first order: (created_at, id) below its own (a row-value comparison,
+    which both databases answer from the (profile_id, [status,] created_at, id) indexes)."""
+    created = sa.select(_FACT_CREATED).where(_FACT_ID == fact_id).scalar_subquery()
+    return sa.tuple_(_FACT_CREATED, _FACT_ID) < sa.tuple_(created, sa.literal(fact_id))
 
 
 def _filtered(stmt: Any, recalled: str | None) -> Any:
@@ -96,5 +106,5 @@ def _filtered(stmt: Any, recalled: str | None) -> Any:
 
 def _rows(session: Session, stmt: Any, before_id: int | None, limit: int) -> list[Any]:
     if before_id is not None:
-        stmt = stmt.where(_FACT_ID < before_id)
-    return list(session.exec(stmt.order_by(_FACT_ID.desc()).limit(limit)).all())
+        stmt = stmt.where(_after(before_id))
+    return list(session.exec(stmt.order_by(*_NEWEST).limit(limit)).all())

@@ -178,7 +178,7 @@ def list_facts(
     order: str = "newest",
     before_recall: tuple[int, int] | None = None,
 ) -> list[FactRow]:
-    """Newest first (by id, i.e. creation order), keyset-paged with before_id; or, with order "recalled", most
+    """Newest first (by created_at, then id), keyset-paged with before_id (the fact the page ends at); or, with order "recalled", most
     recalled first (ties newest first), keyset-paged with before_recall (count, id). recalled "never" / "ever":
     only the facts no logged search returned / some did."""
     stmt = select(FactRow).where(FactRow.profile_id == profile_id)

@@ -61,9 +61,11 @@ class FactRow(SQLModel, table=True):
         sa.Index("ix_facts_profile_uid", "profile_id", "uid"),
         sa.Index("ix_facts_profile_created_day", "profile_id", "created_day"),
         sa.Index("ix_facts_profile_retired_day", "profile_id", "retired_day"),
-        # The listings' newest-first scans (all facts, or one status), which stop after a page (migration 0009).
-        sa.Index("ix_facts_profile_id", "profile_id", "id"),
-        sa.Index("ix_facts_profile_status_id", "profile_id", "status", "id"),
+        sa.Index("ix_facts_profile_id", "profile_id", "id"),  # the mirror's and the embedder's passes in id order
+        # The listings' newest-first scans (all facts, or one status) by created_at then id, which stop after a
+        # page (migration 0010; an imported fact keeps its created_at under a newer id).
+        sa.Index("ix_facts_profile_created", "profile_id", "created_at", "id"),
+        sa.Index("ix_facts_profile_status_created", "profile_id", "status", "created_at", "id"),
     )
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -156,6 +158,7 @@ class QueryLogRow(SQLModel, table=True):
     __tablename__ = "query_log"
     __table_args__ = (
         sa.Index("ix_query_log_profile_id", "profile_id", "id"),
+        sa.Index("ix_query_log_profile_created", "profile_id", "created_at", "id"),  # the listing, newest first
         # Covering indexes of the summary's GROUP BYs (no visit to the wide rows that carry `results`).
         sa.Index("ix_query_log_profile_day_counts", "profile_id", "day", "matched_count", "inactive_matched"),
         sa.Index("ix_query_log_profile_day_query_mc", "profile_id", "day", "query", "matched_count"),
@@ -179,6 +182,10 @@ class QueryLogRow(SQLModel, table=True):
     # Set by `memory import` when the row's id in the document was taken (it was renumbered): that id.
     copied_from: Optional[int] = Field(default=None, sa_column=sa.Column(sa.Integer, nullable=True))
 
+
+
+# The query log newest first: by time, then id (an imported row keeps its created_at under a newer id).
+NEWEST_QUERIES = (QueryLogRow.__table__.c.created_at.desc(), QueryLogRow.__table__.c.id.desc())  # type: ignore[attr-defined]
 
 class QueryLogResult(SQLModel, table=True):
     """What a search handed back (uids with lexical, vector and fused scores), read one row at a time.

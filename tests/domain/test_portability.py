@@ -54,6 +54,25 @@ def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> 
     assert later > max(r["id"] for r in rows)
 
 
+
+def test_the_listing_is_newest_first_by_time_whatever_the_ids(services: Services) -> None:
+    """An imported search keeps its created_at under a newer id: the listing (and its cap of the newest rows)
+    goes by time, so a live search of today lists before a search of last year imported after it."""
+    document = grown(services, "alpha")
+    beta = services.profiles.create("beta")
+    live = services.search.search(beta, "live search today")
+    old = copy.deepcopy(document)
+    old["facts"] = []
+    old["queries"] = [dict(row, top_uid=None, results=[], returned_count=0, matched_count=0)
+                      for row in old["queries"]]
+    for row, stamp in zip(old["queries"], ("2025-06-01T10:00:00+00:00", "2025-06-02T10:00:00+00:00")):
+        row["created_at"] = stamp
+    portability.import_profile(services.store, beta, old)
+    rows = services.query_log.listing(beta, 10)
+    assert rows[0]["id"] == live.query_id and all(r["id"] > live.query_id for r in rows[1:])
+    assert [r["created_at"][:10] for r in rows] == [rows[0]["created_at"][:10], "2025-06-02", "2025-06-01"]
+    assert [r["id"] for r in services.query_log.listing(beta, 1)] == [live.query_id]  # the cap keeps the newest
+
 def test_an_import_is_all_or_nothing_and_reads_format_1(services: Services) -> None:
     document = grown(services, "alpha")
     gamma = services.profiles.create("gamma")
@@ -69,3 +88,33 @@ def test_an_import_is_all_or_nothing_and_reads_format_1(services: Services) -> N
     old = {"format": "memory-export/1", "profile": "gamma", "facts": broken["facts"]}
     result = portability.import_profile(services.store, gamma, old)
     assert (result["imported"], result["queries_imported"]) == (2, 0)
+
+
+def test_facts_list_newest_first_by_created_at_across_pages_and_orders(services: Services) -> None:
+    """An imported fact keeps its created_at under a newer id: the listing goes by time (then id) in every
+    order and on every page: newest, by status, never-recalled, and recall order's ties."""
+    beta = services.profiles.create("beta")
+    live = [services.facts.write(beta, title=f"Live {n}", text=f"Written today, number {n}.", kind="project",
+                                 tags=[]).fact.uid for n in range(2)]
+    document = portability.export_profile(services.store, services.profiles.create("alpha"))
+    document["facts"] = [{"uid": f"f_old{n}", "title": f"Old {n}", "text": f"Written long ago, number {n}.",
+                          "kind": "project", "tags": [], "status": "active",
+                          "created_at": f"2025-0{n + 1}-01T10:00:00+00:00",
+                          "updated_at": f"2025-0{n + 1}-01T10:00:00+00:00", "retired_at": None,
+                          "retire_reason": None, "supersedes": None, "superseded_by": None, "revisions": []}
+                         for n in range(2)]
+    portability.import_profile(services.store, beta, document)
+    expected = [live[1], live[0], "f_old1", "f_old0"]
+    for options in ({}, {"status": "active"}, {"recalled": "never"}, {"order": "recalled"}):
+        seen, position = [], None
+        while True:
+            before_id = position if not isinstance(position, tuple) else None
+            before_recall = position if isinstance(position, tuple) else None
+            page, position = services.facts.page(beta, status=options.get("status"), kind=None, tag=None, limit=1,
+                                                 before_id=before_id, before_recall=before_recall,
+                                                 recalled=options.get("recalled"),
+                                                 order=options.get("order", "newest"))
+            seen += [f.uid for f in page]
+            if position is None:
+                break
+        assert seen == expected, options
