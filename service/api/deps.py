@@ -6,6 +6,8 @@ from typing import Annotated
 
 import anyio
 from fastapi import Depends, Path, Request, Security
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service.web.credentials import authorization
@@ -33,25 +35,41 @@ ServicesDep = Annotated[Services, Depends(services)]
 async def path_profile(request: Request, svc: ServicesDep, profile: ProfileName, _: BearerDoc) -> ProfileRef:
     """The profile in the path, if the bearer token opens it; otherwise 401 (the same answer in every case)."""
     opened = await anyio.to_thread.run_sync(svc.profiles.authenticate, authorization(request.headers), profile)
-    _each_parameter_once(request)
+    _parameters_as_declared(request)
     return opened
 
 
 async def token_profile(request: Request, svc: ServicesDep, _: BearerDoc) -> ProfileRef:
     """The profile the bearer token opens (for /api/profiles)."""
     opened = await anyio.to_thread.run_sync(svc.profiles.authenticate, authorization(request.headers), None)
-    _each_parameter_once(request)
+    _parameters_as_declared(request)
     return opened
 
 
-def _each_parameter_once(request: Request) -> None:
-    """`?limit=5&limit=6` is ambiguous (the framework would take one silently): a 400 naming it. Checked after
-    the token, so a caller without one gets the same 401 as always."""
+def _parameters_as_declared(request: Request) -> None:
+    """Query parameters the route declares, each once: `?limit=5&limit=6` is ambiguous and `?day=7` (for days)
+    a mistake the framework would pass over silently, answering with the default; both are a 400 naming the
+    parameter. Checked after the token, so a caller without one gets the same 401 as always."""
+    if not request.query_params:
+        return
+    route = request.scope.get("route")
+    declared = _declared(route.dependant) if isinstance(route, APIRoute) else None  # a walk of a few nodes
     seen: set[str] = set()
     for name, _ in request.query_params.multi_items():
         if name in seen:
             raise InvalidInput(f"{name} is given more than once: send it once", param=name)
+        if declared is not None and name not in declared:
+            takes = f"takes {', '.join(sorted(declared))}" if declared else "takes no query parameters"
+            raise InvalidInput(f"unknown query parameter {name!r}: this endpoint {takes}", param=name)
         seen.add(name)
+
+
+def _declared(dependant: Dependant) -> set[str]:
+    """The query parameters a route's function and its dependencies declare (by the names a client sends)."""
+    names = {field.alias for field in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _declared(sub)
+    return names
 
 
 ProfileDep = Annotated[ProfileRef, Depends(path_profile)]

@@ -101,7 +101,8 @@ def test_duplicates_threshold_in_range_is_accepted(client: TestClient, alpha: Pr
 
 
 @pytest.mark.parametrize("path", ["/api/alpha/queries?limit=5&limit=6", "/api/alpha/stats?days=7&days=7",
-                                  "/api/alpha/facts?kind=user&kind=project", "/api/profiles?x=1&x=2"])
+                                  "/api/alpha/facts?kind=user&kind=project",
+                                  "/api/alpha/queries/summary?days=3&days=3"])
 def test_a_parameter_given_twice_is_400_naming_it(client: TestClient, alpha: ProfileAccess, path: str) -> None:
     response = client.get(path, headers=alpha.headers)
     assert response.status_code == 400, response.text
@@ -112,3 +113,22 @@ def test_a_parameter_given_twice_is_400_naming_it(client: TestClient, alpha: Pro
 
 def test_a_parameter_given_twice_without_a_token_is_still_401(client: TestClient) -> None:
     assert client.get("/api/alpha/queries?limit=5&limit=6").status_code == 401
+
+
+@pytest.mark.parametrize(("path", "name", "takes"), [
+    ("/api/alpha/queries/summary?day=7", "day", "takes days"),
+    ("/api/alpha/queries?LIMIT=5", "LIMIT", "takes limit"),
+    ("/api/alpha/stats?days=7&foo=bar", "foo", "takes days"),
+    ("/api/alpha/queries?limit[]=5", "limit[]", "takes limit"),
+    ("/api/alpha/facts?statuss=active", "statuss", "as_of, cursor, kind, limit, order, recalled, status, tag"),
+    ("/api/profiles?x=1", "x", "takes no query parameters"),
+])
+def test_an_unknown_parameter_is_400_naming_it_and_what_the_endpoint_takes(
+        client: TestClient, alpha: ProfileAccess, path: str, name: str, takes: str) -> None:
+    """A misspelt parameter would be passed over and the default answered (30 days for `?day=7`)."""
+    response = client.get(path, headers=alpha.headers)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["param"] == name and f"unknown query parameter {name!r}" in error["message"], error
+    assert takes in error["message"]
+    assert client.get(path).status_code == 401  # no token: the same 401 as always
