@@ -66,7 +66,9 @@ def check_document(uow: UnitOfWork, profile_id: int, document: dict[str, Any]) -
         _check_fact(problems, where, item, now)
     known = _profile_uids(uow, profile_id, by_uid)
     _check_links(problems, by_uid, known)
-    _check_queries(problems, document.get("queries") or [], now)
+    queries = document.get("queries") or []
+    _check_queries(problems, queries, now)
+    _check_query_uids(problems, queries, set(by_uid) | _own(uow, profile_id, _query_uids(queries) - set(by_uid)))
     if problems.items:
         raise InvalidDocument(problems.items)
 
@@ -237,3 +239,44 @@ def _check_queries(problems: Problems, items: list[Any], now: datetime) -> None:
         results = item.get("results") or []
         if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
             problems.add(where, "results", "must be a list of objects")
+        limit, returned = item.get("limit"), item.get("returned_count")
+        if _count(limit) and _count(returned) and returned > limit:
+            problems.add(where, "returned_count", f"more than the row's limit ({returned} > {limit})")
+        if _count(returned) and (item.get("top_uid") is None) != (returned == 0):
+            problems.add(where, "top_uid", "must be the first returned fact's uid, and null exactly when "
+                                           "returned_count is 0")
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _stored_uids(item: Any) -> list[tuple[str, Any]]:
+    """(field, uid) of every fact a query-log row names: its top_uid, the facts it handed back, the inactive
+    facts it matched."""
+    if not isinstance(item, dict):
+        return []
+    named = [("top_uid", item.get("top_uid"))] if item.get("top_uid") is not None else []
+    results = item.get("results")
+    named += [("results", r.get("uid")) for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+    inactive = item.get("inactive_uids")
+    named += [("inactive_uids", u) for u in inactive] if isinstance(inactive, list) else []
+    return named
+
+
+def _query_uids(items: list[Any]) -> set[str]:
+    return {uid for item in items for _, uid in _stored_uids(item) if isinstance(uid, str)}
+
+
+def _own(uow: UnitOfWork, profile_id: int, uids: set[str]) -> set[str]:
+    return {uid for uid, owner in uow.facts.owners(uids).items() if owner == profile_id} if uids else set()
+
+
+def _check_query_uids(problems: Problems, items: list[Any], known: set[str]) -> None:
+    """A logged search names facts of its own profile only (an export holds all of them): a uid neither in the
+    file nor in this profile is damage, or another profile's fact, which this profile's log must not name."""
+    for index, item in enumerate(items):
+        for field, uid in _stored_uids(item):
+            if not isinstance(uid, str) or uid not in known:
+                where = f"queries[{index}]" + (f" (id {item['id']})" if isinstance(item.get("id"), int) else "")
+                problems.add(where, field, f"{uid!r} is neither a fact of this file nor of this profile")

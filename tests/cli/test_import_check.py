@@ -65,7 +65,16 @@ def for_beta(document: dict) -> dict:
         for field in ("uid", "supersedes", "superseded_by"):
             if fact.get(field):
                 fact[field] += "b"
+    for row in moved["queries"]:  # the log names the same facts
+        row["top_uid"] = row["top_uid"] and row["top_uid"] + "b"
+        for result in row["results"]:
+            result["uid"] += "b"
+        row["inactive_uids"] = [uid + "b" for uid in row.get("inactive_uids") or []]
     return moved
+
+
+def hit(d: dict) -> dict:
+    return next(q for q in d["queries"] if q["top_uid"])
 
 
 def by_status(document: dict, status: str) -> dict:
@@ -94,6 +103,14 @@ BREAKAGES: dict[str, tuple[Callable[[dict], None], str, str]] = {
         lambda d: d["queries"][0].update(created_at="9999-12-31T00:00:00+00:00"), "created_at", "future"),
     "retired without retired_at": (
         lambda d: by_status(d, "retired").update(retired_at=None), "retired_at", "retired_at"),
+    "a search naming another profile's fact": (  # alpha's uid: exists, but in another profile
+        lambda d: hit(d).update(top_uid=hit(d)["top_uid"][:-1]), "top_uid", "neither a fact of this file"),
+    "a search that handed back a fact that does not exist": (
+        lambda d: hit(d)["results"][0].update(uid="f_ghost"), "results", "neither a fact of this file"),
+    "a search that returned more than its limit": (
+        lambda d: hit(d).update(returned_count=hit(d)["limit"] + 1), "returned_count", "more than the row's limit"),
+    "a top_uid on a search that returned nothing": (
+        lambda d: hit(d).update(returned_count=0), "top_uid", "null exactly when"),
 }
 
 

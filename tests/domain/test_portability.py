@@ -39,6 +39,11 @@ def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> 
     moved = copy.deepcopy(document)
     for fact in moved["facts"]:  # uids are unique across profiles: another profile needs other uids
         _rename(fact, "x")
+    for row in moved["queries"]:  # ... and its log names them (a uid of another profile's is refused)
+        row["top_uid"] = row["top_uid"] and row["top_uid"] + "x"
+        for result in row["results"]:
+            result["uid"] += "x"
+        row["inactive_uids"] = [uid + "x" for uid in row.get("inactive_uids") or []]
     result = portability.import_profile(services.store, beta, moved)
     # The ids are taken by alpha's rows: imported under new ids, everything else kept.
     assert result == {"imported": 2, "skipped": 0, "uids_remapped": 0, "queries_imported": 2,
@@ -47,7 +52,7 @@ def test_the_query_log_travels_with_ids_results_and_tags(services: Services) -> 
     assert [r["query"] for r in rows] == ["nothing like this", "deploy flux"]
     assert all(r["id"] > miss["id"] for r in rows)
     detail = services.query_log.get(beta, rows[1]["id"])
-    assert detail["results"] == hit["results"] and detail["created_at"] == hit["created_at"]
+    assert detail["results"] == moved["queries"][0]["results"] and detail["created_at"] == hit["created_at"]
     assert services.query_log.summary(beta, 1)["top_tags"] == [{"tag": "infra", "count": 1}]
     # New searches get ids after the imported ones (PostgreSQL's sequence was moved on).
     later = services.search.search(beta, "deploy").query_id
