@@ -16,6 +16,7 @@ from starlette.routing import Route
 from service import __version__
 from service.api import oauth
 from service.web import errors
+from service.api.head import HeadAsGet
 from service.api.limits import InFlightLimit, RequestLimits
 from service.api.ui import mount_ui
 from service.api.routes import curation, facts, grants, health, profiles, queries, stats
@@ -69,6 +70,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     for path in ("/mcp", "/mcp/"):  # with MEMORY_OAUTH=on: OAuth tokens only, the grant names the profile
         root = endpoint if services.oauth is not None else MissingProfile()
         app.router.routes.append(Route(path, endpoint=root, methods=["POST"] if services.oauth else None))
+    app.add_middleware(HeadAsGet)  # innermost: every route sees a HEAD as the GET it stands for
     if settings.cors_origin_list:
         app.add_middleware(
             CORSMiddleware,

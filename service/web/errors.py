@@ -78,6 +78,8 @@ def allowed_methods(request: Request, allow: str) -> str:
     methods = {m.strip() for m in allow.split(",") if m.strip()} | {
         method for method in METHODS
         if any(route.matches({**scope, "method": method})[0] is Match.FULL for route in routes)}
+    if "GET" in methods:
+        methods.add("HEAD")  # service.api.head: HEAD wherever GET is
     return ", ".join(sorted(methods))
 
 

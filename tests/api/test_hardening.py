@@ -124,13 +124,13 @@ def test_a_duplicated_authorization_header_is_400(client: TestClient, alpha: Pro
 
 def test_405_carries_allow(client: TestClient, alpha: ProfileAccess) -> None:
     response = client.post("/api/alpha/stats", headers=alpha.headers)
-    assert response.status_code == 405 and response.headers["allow"] == "GET"
+    assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
     assert response.json()["error"]["code"] == "method_not_allowed"
     mcp = client.get("/mcp/alpha", headers=alpha.headers)
     assert mcp.status_code == 405 and mcp.headers["allow"] == "POST"
     for method in ("OPTIONS", "PUT"):  # a path of two routes (one per method): Allow names both
         grant = client.request(method, "/api/alpha/grants/grt_0000000000000000", headers=alpha.headers)
-        assert grant.status_code == 405 and grant.headers["allow"] == "DELETE, GET", method
+        assert grant.status_code == 405 and grant.headers["allow"] == "DELETE, GET, HEAD", method
 
 
 def test_a_database_outage_is_503_database_unavailable_without_the_dsn(
