@@ -33,16 +33,10 @@ class Conflict(MemoryServiceError):
 
 
 class Unauthorized(MemoryServiceError):
-    """Missing, malformed, unknown or revoked token, or a token of another profile. Always the same message.
-
-    `credential_sent` tells only whether a bearer token came with the request (RFC 6750 §3.1: no error code
-    when none did); a wrong token and a token of another profile are indistinguishable."""
+    """Missing, malformed, unknown or revoked token, or a token of another profile: always the same answer
+    (CONTRACT: a token cannot probe which profiles exist, and the caller learns nothing from the case)."""
 
     code = "unauthorized"
-
-    def __init__(self, message: str, *, credential_sent: bool = False) -> None:
-        super().__init__(message)
-        self.credential_sent = credential_sent
 
 
 class OAuthRefusal(InvalidInput):

@@ -153,10 +153,10 @@ class ProfileService:
         """
         token = _bearer(authorization)
         if token is None:
-            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
+            raise Unauthorized(UNAUTHORIZED_MESSAGE)
         found = self.check_token(token, profile_name)
         if found is None:
-            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
+            raise Unauthorized(UNAUTHORIZED_MESSAGE)
         return found[0]
 
     def authenticate_mcp(self, authorization: str | None, profile_name: str | None, resource: str) -> ProfileRef:
@@ -165,13 +165,13 @@ class ProfileService:
         an OAuth token for {issuer}/mcp. Every failure is authenticate's one Unauthorized."""
         token = _bearer(authorization)
         if token is None:
-            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=_sent_bearer(authorization))
+            raise Unauthorized(UNAUTHORIZED_MESSAGE)
         found = self.check_token(token, profile_name) if profile_name is not None else None
         if found is not None:
             return found[0]
         ref = self.access(token, resource) if self.access is not None else None
         if ref is None or (profile_name is not None and ref.name != profile_name):
-            raise Unauthorized(UNAUTHORIZED_MESSAGE, credential_sent=True)
+            raise Unauthorized(UNAUTHORIZED_MESSAGE)
         return ref
 
     def check_token(self, token: str, profile_name: str | None) -> tuple[ProfileRef, str] | None:
@@ -195,12 +195,6 @@ UNAUTHORIZED_MESSAGE = (
     "the URL (/mcp/<profile>, /api/<profile>/...); if the same token works against the service's direct address, "
     "a proxy in between drops the Authorization header"
 )
-
-
-def _sent_bearer(header: str | None) -> bool:
-    """A Bearer credential was sent, even a malformed one (another scheme or nothing is 'no credential')."""
-    scheme, _, value = (header or "").strip().partition(" ")
-    return scheme.lower() == "bearer" and bool(value.strip())
 
 
 def _bearer(header: str | None) -> str | None:

@@ -35,13 +35,11 @@ def is_mcp_path(path: str) -> bool:
     return path == "/mcp" or path.startswith("/mcp/")
 
 
-def unauthorized_challenge(exc: Unauthorized, resource_metadata: str | None = None) -> str:
-    """RFC 6750 §3.1: no error code when no bearer credential came; invalid_token when one did and is refused.
-    With MEMORY_OAUTH=on the MCP endpoint adds where its protected resource metadata is (RFC 9728 §5.1)."""
-    params = ['error="invalid_token"'] if exc.credential_sent else []
-    if resource_metadata is not None:
-        params.append(f'resource_metadata="{resource_metadata}"')
-    return "Bearer " + ", ".join(params) if params else "Bearer"
+def unauthorized_challenge(resource_metadata: str | None = None) -> str:
+    """`Bearer`, the same for a missing, unknown, revoked or other profile's token (CONTRACT: one answer in each
+    case; RFC 6750's error code is a SHOULD, left out so the case does not show). With MEMORY_OAUTH=on the MCP
+    endpoint adds where its protected resource metadata is (RFC 9728 §5.1), which is what OAuth clients read."""
+    return f'Bearer resource_metadata="{resource_metadata}"' if resource_metadata is not None else "Bearer"
 
 
 def error_response(path: str, status: int, code: str, message: str, param: str | None = None,
@@ -52,7 +50,7 @@ def error_response(path: str, status: int, code: str, message: str, param: str |
 
 
 def domain_error_response(path: str, exc: MemoryServiceError, resource_metadata: str | None = None) -> JSONResponse:
-    headers = {"WWW-Authenticate": unauthorized_challenge(exc, resource_metadata)} \
+    headers = {"WWW-Authenticate": unauthorized_challenge(resource_metadata)} \
         if isinstance(exc, Unauthorized) else None
     return _answer(path, _status_of(exc), describe(exc), headers)
 
@@ -138,8 +136,8 @@ ERROR_SCHEMA = {
 TEXT = {
     400: "A parameter is invalid (out of range, zero, negative, not an integer, too long), or the request carries "
          "more than one Authorization header.",
-    401: "No bearer token was sent (WWW-Authenticate: Bearer), or it is unknown, revoked or of another profile "
-         '(WWW-Authenticate: Bearer error="invalid_token"): the same answer in every case.',
+    401: "No bearer token was sent, or it is unknown, revoked or of another profile: the same answer in every case, "
+         "with WWW-Authenticate: Bearer.",
     404: "No such fact or query-log row in this profile; with `as_of`, code `not_yet_created` when the fact "
          "did not exist yet at that instant.",
     414: "The request target (path and query) is over 8 KiB.",
@@ -148,7 +146,7 @@ TEXT = {
     503: "The database is unavailable, or more requests than MEMORY_MAX_REQUESTS are being served at once.",
 }
 EVERY_ROUTE = (414, 431, 503)  # answered before any route runs (service.api.limits): listed on every route
-WWW_AUTHENTICATE = {"WWW-Authenticate": {"description": "Bearer, or Bearer error=\"invalid_token\"",
+WWW_AUTHENTICATE = {"WWW-Authenticate": {"description": "Bearer",
                                          "schema": {"type": "string"}}}
 
 
