@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import anyio
 from fastapi import Depends, Path, Request, Security
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from service.web.credentials import authorization
+from service.web.credentials import authenticated, authorization
 from service.container import Services
 from service.contract import PROFILE_NAME, PROFILE_NAME_MAX
 from service.domain.profiles import ProfileRef
@@ -34,14 +33,14 @@ ServicesDep = Annotated[Services, Depends(services)]
 
 async def path_profile(request: Request, svc: ServicesDep, profile: ProfileName, _: BearerDoc) -> ProfileRef:
     """The profile in the path, if the bearer token opens it; otherwise 401 (the same answer in every case)."""
-    opened = await anyio.to_thread.run_sync(svc.profiles.authenticate, authorization(request.headers), profile)
+    opened = await authenticated(svc.profiles, authorization(request.headers), profile)
     _parameters_as_declared(request)
     return opened
 
 
 async def token_profile(request: Request, svc: ServicesDep, _: BearerDoc) -> ProfileRef:
     """The profile the bearer token opens (for /api/profiles)."""
-    opened = await anyio.to_thread.run_sync(svc.profiles.authenticate, authorization(request.headers), None)
+    opened = await authenticated(svc.profiles, authorization(request.headers), None)
     _parameters_as_declared(request)
     return opened
 

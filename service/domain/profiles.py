@@ -145,16 +145,17 @@ class ProfileService:
         return TokenInfo(info.token_id, info.profile, info.created_at, info.revoked_at,
                          self.on_token_revoked(info.token_id))
 
-    def authenticate(self, authorization: str | None, profile_name: str | None = None) -> ProfileRef:
+    def authenticate(self, authorization: str | None, profile_name: str | None = None, *,
+                     at_once: bool = False) -> ProfileRef:
         """The profile a bearer token opens. With profile_name, the token must belong to that profile.
 
-        Every failure raises the same Unauthorized, so a token cannot probe which profiles exist; it says
-        only whether a bearer token was sent at all.
+        Every failure raises the same Unauthorized, so a token cannot probe which profiles exist. `at_once`: on
+        the event loop's thread, WouldWait when the store cannot answer without waiting (ask again off it).
         """
         token = _bearer(authorization)
         if token is None:
             raise Unauthorized(UNAUTHORIZED_MESSAGE)
-        found = self.check_token(token, profile_name)
+        found = self.check_token(token, profile_name, at_once=at_once)
         if found is None:
             raise Unauthorized(UNAUTHORIZED_MESSAGE)
         return found[0]
@@ -174,11 +175,12 @@ class ProfileService:
             raise Unauthorized(UNAUTHORIZED_MESSAGE)
         return ref
 
-    def check_token(self, token: str, profile_name: str | None) -> tuple[ProfileRef, str] | None:
+    def check_token(self, token: str, profile_name: str | None, *,
+                    at_once: bool = False) -> tuple[ProfileRef, str] | None:
         """The profile a static token opens and the token's id, if it is active (and of `profile_name` when
         given); None otherwise."""
         digest = ids.hash_token(token)
-        found = self.store.credential(digest)
+        found = self.store.credential(digest, at_once=at_once)
         if (
             found is None
             or not ids.same_hash(found.token_hash, digest)

@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 
 from service import __version__
-from service.web.credentials import authorization
+from service.web.credentials import authenticated, authorization
 from service.web.errors import domain_error_response, error_response
 from service.web.hosts import HostPolicy
 from service.web.origins import OriginPolicy
@@ -80,8 +80,8 @@ class MCPEndpoint:
         self.resources = services.oauth.resources if services.oauth is not None else None
 
     def _authenticate(self, header: str | None, profile: str | None) -> ProfileRef:
-        if self.resources is None:
-            return self.services.profiles.authenticate(header, profile or "")
+        """MEMORY_OAUTH=on: a static or an OAuth token (its store reads stay on a worker thread)."""
+        assert self.resources is not None
         return self.services.profiles.authenticate_mcp(header, profile, self.resources.of(profile))
 
     def _metadata_url(self, profile: str | None) -> str | None:
@@ -102,7 +102,9 @@ class MCPEndpoint:
             return
         profile = scope.get("path_params", {}).get("profile")  # None at /mcp (MEMORY_OAUTH=on)
         try:
-            ref = await anyio.to_thread.run_sync(self._authenticate, authorization(headers), profile)
+            header = authorization(headers)
+            ref = await authenticated(self.services.profiles, header, profile or "") if self.resources is None \
+                else await anyio.to_thread.run_sync(self._authenticate, header, profile)
         except MemoryServiceError as exc:
             await domain_error_response(path, exc, self._metadata_url(profile))(scope, receive, send)
             return

@@ -88,8 +88,8 @@ class SqlStore:
         self.db = db
         self.outbox = outbox or Outbox(enabled=False)
 
-    def credential(self, token_hash: str) -> CredentialRecord | None:
-        with self.db.connect() as conn:  # every request asks: one Core SELECT, no ORM session
+    def credential(self, token_hash: str, *, at_once: bool = False) -> CredentialRecord | None:
+        with (self.db.at_once() if at_once else self.db.connect()) as conn:  # every request: one Core SELECT
             return repo.token_credential(conn, token_hash)  # type: ignore[return-value]
 
     def oauth_credential(self, token_hash: str) -> AccessRecord | None:

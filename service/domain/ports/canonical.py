@@ -272,9 +272,15 @@ class UnitOfWork(Protocol):
     def oauth(self) -> OAuthRows: ...
 
 
+class WouldWait(Exception):
+    """Asked to answer at once, the store cannot without waiting (a database over the network, or busy): ask
+    again where waiting is allowed (a worker thread)."""
+
+
 class CanonicalStore(Protocol):
-    def credential(self, token_hash: str) -> CredentialRecord | None:
-        """The token with this hash and the profile it opens (the check every authenticated call makes)."""
+    def credential(self, token_hash: str, *, at_once: bool = False) -> CredentialRecord | None:
+        """The token with this hash and the profile it opens (the check every authenticated call makes). With
+        `at_once`, from the event loop's thread: raises WouldWait rather than wait on I/O or a lock."""
 
     def oauth_credential(self, token_hash: str) -> AccessRecord | None:
         """The OAuth token with this hash, its grant and profile (the check of an MCP call with one)."""
