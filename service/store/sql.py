@@ -97,6 +97,9 @@ class SqlStore:
             return oauth_rows.access(conn, token_hash)  # type: ignore[return-value]
 
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
+        uids = list(uids)
+        if not uids:  # a write without near-duplicates asks too: no connection for nothing
+            return {}
         with self.db.connect() as conn:  # every search asks: Core rows straight to facts
             return repo.facts_by_uid(conn, profile_id, uids)
 

@@ -61,9 +61,33 @@ def test_a_write_is_not_read_back(services: Services, profile: ProfileRef, rows_
     write(services, profile, "Zeppelin", "The zeppelin hangar is in Friedrichshafen.")  # builds the index
     rows_read.clear()
     uid = write(services, profile, "Airship", "The airship mast stands in Lakehurst.")
-    assert rows_read == [0]  # the write's `similar` synced: nothing to read, the fact was pushed
+    assert rows_read == []  # pushed: the write's `similar` did not even ask the store what changed
     assert uids(services, profile, "airship mast lakehurst") == {uid}
-    assert rows_read == [0, 0]
+    assert rows_read == [0]  # the search's sync asked: nothing to read
+
+
+def test_the_writes_similar_syncs_unless_its_fact_was_the_last_change(services: Services, other: Services,
+                                                                      profile: ProfileRef, rows_read: list[int]) -> None:
+    """`similar` skips the sync only for the fact just pushed, while the index has not moved since: it then
+    lists what was committed up to that write. A fact another process commits afterwards comes in with the
+    next sync (the next search, or a `similar` once the index has moved)."""
+    backend = services.backend
+    assert isinstance(backend, EmbeddedSearch)
+    write(services, profile, "Zeppelin", "The zeppelin hangar is in Friedrichshafen.")
+    first = write(services, profile, "Airship", "The airship hangar is in Lakehurst.")
+    second = write(services, profile, "Dirigible", "The dirigible hangar is in Moffett Field.")
+    rows_read.clear()
+    backend.similar(profile.id, profile.name, second, 5)
+    assert rows_read == []
+    backend.similar(profile.id, profile.name, first, 5)  # not the last change: synced (nothing new to read)
+    assert rows_read == [0]
+    theirs = write(other, other.profiles.get("alpha"), "Blimp", "The blimp hangar is in Akron.")
+    backend.similar(profile.id, profile.name, second, 5)
+    assert rows_read == [0]  # the index has not moved since the push: what was committed up to that write
+    assert theirs in uids(services, profile, "blimp hangar akron")
+    assert rows_read == [0, 1]  # the search's sync read the blimp
+    backend.similar(profile.id, profile.name, second, 5)
+    assert rows_read == [0, 1, 0]  # the index moved past the push: synced again
 
 
 def test_another_process_between_leaves_it_to_the_sync(services: Services, other: Services, profile: ProfileRef,

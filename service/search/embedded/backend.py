@@ -54,7 +54,7 @@ class EmbeddedSearch:
             return self._search(index, request)
 
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
-        index = self._synced(profile_id)
+        index = self._just_written(profile_id, uid) or self._synced(profile_id)
         with index.lock:
             row = index.row_of_uid.get(uid)
             if row is None:
@@ -120,6 +120,19 @@ class EmbeddedSearch:
             if fact.change_seq == index.synced_seq + 1:
                 index.upsert(_indexed(fact))
                 index.synced_seq = fact.change_seq
+                index.pushed = (fact.uid, fact.change_seq)
+
+    def _just_written(self, profile_id: int, uid: str) -> ProfileIndex | None:
+        """The profile's index when `uid` is the fact written() pushed last and nothing changed since: it then
+        holds every fact committed up to that write, so the write's own `similar` has nothing to sync (one
+        read of the store less: ~0.25 ms a write). Facts committed after the write may be missing from its
+        `similar`, as they would be had they come a moment later; the next search syncs them."""
+        with self._guard:
+            index = self._indexes.get(profile_id)
+        if index is None:
+            return None
+        with index.lock:
+            return index if index.pushed == (uid, index.synced_seq) else None
 
     def logged(self, profile_id: int, profile: str) -> None:
         """The query log is not indexed here."""

@@ -66,6 +66,8 @@ class ProfileIndex:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.synced_seq = 0
+        # (uid, change number) of the last fact this process's write pushed in (EmbeddedSearch.written)
+        self.pushed: tuple[str, int] | None = None
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("PRAGMA secure_delete=ON")  # a redacted fact's words are zeroed, not left in free pages
         self._db.execute(f"CREATE VIRTUAL TABLE fts USING fts5(title, text, tags, tokenize = '{TOKENIZE}')")
