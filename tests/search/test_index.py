@@ -6,8 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from service.domain import lexical
-from service.search.embedded.index import IndexedFact, ProfileIndex
+from service.domain.ports.sources import ChangedFact
+from service.search.embedded.index import ProfileIndex
 from service.search.embedded.postings import WEIGHTS
+
+def indexed(fact_id: int, uid: str, title: str, text: str, kind: str, tags: tuple[str, ...], active: bool,
+            vector: np.ndarray | None, present: bool = True) -> ChangedFact:
+    return ChangedFact(fact_id=fact_id, uid=uid, title=title, text=text, kind=kind, tags=tags, active=active,
+                       present=present, vector=vector, change_seq=fact_id)
+
 
 FACTS = [
     ("Deploy runbook", "Deploys go through Argo CD; the runbook lives in the platform wiki.", ("deploy", "runbook")),
@@ -23,7 +30,7 @@ QUERIES = ["deploy runbook", "billing deploys friday", "postgresql backups s3 in
 def test_counts_and_bm25_of_the_rows_asked_for() -> None:
     index = ProfileIndex()
     for i, (title, text, tags) in enumerate(FACTS):
-        index.upsert(IndexedFact(i + 1, f"u{i}", title, text, "project", tags, True, None))
+        index.upsert(indexed(i + 1, f"u{i}", title, text, "project", tags, True, None))
     for query in QUERIES:
         terms = lexical.informative_terms(query)
         expression = " OR ".join(f'"{t}"' for t in terms)
@@ -68,11 +75,11 @@ def _fts_scores(index: ProfileIndex, terms: list[str]) -> dict[int, float]:
         "SELECT rowid, bm25(fts, ?, ?, ?) FROM fts WHERE fts MATCH ?", (*WEIGHTS, expression))}
 
 
-def _random_fact(rng: np.random.Generator, fact_id: int, present: bool = True) -> IndexedFact:
+def _random_fact(rng: np.random.Generator, fact_id: int, present: bool = True) -> ChangedFact:
     def words(n: int) -> str:
         return " ".join(rng.choice(WORDS, size=n).tolist())
     tags = tuple(sorted(set(rng.choice(["deploy", "billing", "c++", "#ops", "queue"], size=rng.integers(0, 3)).tolist())))
-    return IndexedFact(fact_id, f"u{fact_id}", words(int(rng.integers(1, 4))), words(int(rng.integers(3, 25))),
+    return indexed(fact_id, f"u{fact_id}", words(int(rng.integers(1, 4))), words(int(rng.integers(3, 25))),
                        "project", tags, bool(rng.random() < 0.8), None, present)
 
 
@@ -101,10 +108,10 @@ def test_postings_equal_fts5_through_writes_rewrites_status_changes_and_redactio
             elif kind == "rewrite":
                 facts[fact_id] = _random_fact(rng, fact_id, present=old.present)
             elif kind == "status":
-                facts[fact_id] = IndexedFact(old.fact_id, old.uid, old.title, old.text, old.kind, old.tags,
+                facts[fact_id] = indexed(old.fact_id, old.uid, old.title, old.text, old.kind, old.tags,
                                              not old.active, None, old.present)
             else:
-                facts[fact_id] = IndexedFact(old.fact_id, old.uid, old.title, old.text, old.kind, old.tags,
+                facts[fact_id] = indexed(old.fact_id, old.uid, old.title, old.text, old.kind, old.tags,
                                              old.active, None, False)
             index.upsert(facts[fact_id])
     index.close()
@@ -112,8 +119,8 @@ def test_postings_equal_fts5_through_writes_rewrites_status_changes_and_redactio
 
 def test_a_query_word_fts5_splits_is_a_phrase_and_a_word_it_drops_matches_nothing() -> None:
     index = ProfileIndex()
-    index.upsert(IndexedFact(1, "u1", "ab cd", "deploy notes", "project", (), True, None))
-    index.upsert(IndexedFact(2, "u2", "cd ab", "deploy ab", "project", (), True, None))
+    index.upsert(indexed(1, "u1", "ab cd", "deploy notes", "project", (), True, None))
+    index.upsert(indexed(2, "u2", "cd ab", "deploy ab", "project", (), True, None))
     terms = ["ab\u19b0cd", "deploy", "\u19b0"]  # U+19B0: a letter to Python, a separator to unicode61 (Unicode 6.1)
     assert index.term_counts(terms).tolist() == [2, 1]
     expected = _fts_scores(index, terms)
@@ -124,13 +131,13 @@ def test_a_query_word_fts5_splits_is_a_phrase_and_a_word_it_drops_matches_nothin
 def test_a_redacted_facts_words_leave_the_index_memory_not_only_its_answers() -> None:
     """FTS5 keeps a deleted row's words in its segments until they merge; the index merges them at once."""
     index = ProfileIndex()
-    filler = [IndexedFact(i, f"u{i}", f"title {i}", f"deploy notes number {i} billing", "project", (), True, None)
+    filler = [indexed(i, f"u{i}", f"title {i}", f"deploy notes number {i} billing", "project", (), True, None)
               for i in range(1, 80)]
-    secret = IndexedFact(100, "s", "vault token", "the password is zzqsecretvalue for now", "project", (), True, None)
+    secret = indexed(100, "s", "vault token", "the password is zzqsecretvalue for now", "project", (), True, None)
     for fact in filler[:40] + [secret] + filler[40:]:
         index.upsert(fact)
     assert index.term_counts(["zzqsecretvalue", "deploy"]).sum() == 80  # postings built: writes tokenize
-    index.upsert(IndexedFact(100, "s", secret.title, secret.text, "project", (), False, None, present=False))
+    index.upsert(indexed(100, "s", secret.title, secret.text, "project", (), False, None, present=False))
     memory = index._db.serialize()
     assert b"zzqsecretvalu" not in memory and b"password" not in memory
     assert "zzqsecretvalu" not in str(index._postings._built.keys())

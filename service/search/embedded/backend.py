@@ -24,7 +24,7 @@ from service.domain.ports.sources import ChangedFact, IndexSource
 from service.domain import lexical
 from service.search import fusion, readable
 from service.search.embedded import ranking
-from service.search.embedded.index import IndexedFact, ProfileIndex
+from service.search.embedded.index import ProfileIndex
 from service.search.mode import exact, search_mode
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class EmbeddedSearch:
             fact = dataclasses.replace(fact, vector=None)
         with index.lock:
             if fact.change_seq == index.synced_seq + 1:
-                index.upsert(_indexed(fact))
+                index.upsert(fact)
                 index.synced_seq = fact.change_seq
                 index.pushed = (fact.uid, fact.change_seq)
 
@@ -208,7 +208,7 @@ class EmbeddedSearch:
         with index.lock:
             seq, changed = self.source.changes(profile_id, index.synced_seq, self.embedder.model_id)
             for fact in changed:
-                index.upsert(_indexed(fact))
+                index.upsert(fact)
                 seq = max(seq, fact.change_seq)
             index.synced_seq = max(index.synced_seq, seq)
             if embed and index.missing_vectors and self.gate.usable():
@@ -229,7 +229,3 @@ class EmbeddedSearch:
         for r, vector in zip(rows, embedded):
             index.set_vector(r, vector)
 
-
-def _indexed(fact: ChangedFact) -> IndexedFact:
-    return IndexedFact(fact_id=fact.fact_id, uid=fact.uid, title=fact.title, text=fact.text, kind=fact.kind,
-                       tags=fact.tags, active=fact.active, vector=fact.vector, present=fact.present)

@@ -14,27 +14,14 @@ import itertools
 import json
 import sqlite3
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
 from service.contract import KINDS
+from service.domain.ports.sources import ChangedFact
 from service.search.embedded.postings import TOKENIZE, WEIGHTS, Postings, Tokenizer, length_norm, phrase_score
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
-
-
-@dataclass(frozen=True)
-class IndexedFact:
-    fact_id: int
-    uid: str
-    title: str
-    text: str
-    kind: str
-    tags: tuple[str, ...]
-    active: bool
-    vector: np.ndarray | None  # unit length, or None when not embedded (yet)
-    present: bool = True  # False once redacted: the row stays a hole (no words, no vector, never matched)
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -92,7 +79,7 @@ class ProfileIndex:
 
     # --- maintenance ------------------------------------------------------------------------------
 
-    def upsert(self, fact: IndexedFact) -> None:
+    def upsert(self, fact: ChangedFact) -> None:
         row = self.row_of.get(fact.fact_id)
         if row is None:
             row = self.size
@@ -133,7 +120,7 @@ class ProfileIndex:
         elif not self.has_vector[row]:
             self.missing_vectors.add(row)
 
-    def _remove(self, row: int, fact: IndexedFact) -> None:
+    def _remove(self, row: int, fact: ChangedFact) -> None:
         """A redacted fact leaves this in-memory search index (derived; the canonical row stays, redacted): its
         words, vector and tags go; its row number stays unused. FTS5 keeps a deleted row's words in its
         segments until they are merged: 'optimize' merges them now (secure_delete zeroes the freed pages), so
