@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 import sqlalchemy as sa  # noqa: E402
 from sqlalchemy import insert  # noqa: E402
 
+from bench.lib.corpus import LOG_SUBJECTS as SUBJECTS, LOG_TOPICS as ATTRIBUTES  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.contract import KINDS  # noqa: E402
 from service.container import build_database, build_store  # noqa: E402
@@ -57,14 +58,6 @@ from service.store.tables import FactRow, QueryLogResult, QueryLogRow, QueryLogT
 LABELLED = ROOT / "bench" / "data" / "gaps" / "labelled.jsonl"
 DAYS = 365
 CHUNK = 5000
-SUBJECTS = ["billing-service", "auth-service", "payments api", "mobile app", "web frontend", "data pipeline",
-            "search indexer", "ci pipeline", "staging cluster", "notification worker", "admin console",
-            "reporting job", "feature flags", "rate limiter", "session store", "export service", "gateway",
-            "scheduler", "ledger", "inventory sync"]
-ATTRIBUTES = ["postgres version", "redis ttl", "deploy steps", "retry policy", "timeout", "owner", "runbook",
-              "test command", "lint config", "docker image", "helm chart", "env vars", "migration", "backup",
-              "alerting", "logging format", "api keys rotation", "release branch", "code style", "python version",
-              "node version", "kafka topic", "s3 bucket", "cron schedule", "oncall"]
 PARAPHRASES = ["{s} {t}", "how do we handle {t} in {s}", "what is the {t} of {s}", "{t} for {s}", "{s}: {t}?",
                "where is the {t} for the {s} written down", "{t} used by {s}", "remind me of the {s} {t}"]
 

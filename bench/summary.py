@@ -47,6 +47,7 @@ import sqlalchemy as sa  # noqa: E402
 from sqlalchemy import event, insert  # noqa: E402
 
 from service import clock  # noqa: E402
+from bench.lib.corpus import LOG_SUBJECTS as SUBJECTS, LOG_TOPICS as TOPICS  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.contract import KINDS  # noqa: E402
 from service.container import build_database, build_store  # noqa: E402
@@ -65,14 +66,6 @@ TAGS = 50
 CHUNK = 5000
 WINDOWS = (30, 365)
 
-SUBJECTS = ["billing-service", "auth-service", "payments api", "mobile app", "web frontend", "data pipeline",
-            "search indexer", "ci pipeline", "staging cluster", "notification worker", "admin console",
-            "reporting job", "feature flags", "rate limiter", "session store", "export service", "gateway",
-            "scheduler", "ledger", "inventory sync"]
-TOPICS = ["postgres version", "redis ttl", "deploy steps", "retry policy", "timeout", "owner", "runbook",
-          "test command", "lint config", "docker image", "helm chart", "env vars", "migration", "backup",
-          "alerting", "logging format", "api keys rotation", "release branch", "code style", "python version",
-          "node version", "kafka topic", "s3 bucket", "cron schedule", "oncall"]
 FORMS = ["{s} {t}", "how do we handle {t} in {s}", "{t} for {s}", "why {s} {t}", "{s} {t} decision",
          "what is the {t} of {s}", "{s}: {t}"]
 

@@ -10,6 +10,16 @@ from typing import Any
 
 # --- vocabulary -------------------------------------------------------------------------------------
 
+# The query-log benchmarks' (gaps.py, summary.py) subjects and what is asked about them.
+LOG_SUBJECTS = ["billing-service", "auth-service", "payments api", "mobile app", "web frontend", "data pipeline",
+                "search indexer", "ci pipeline", "staging cluster", "notification worker", "admin console",
+                "reporting job", "feature flags", "rate limiter", "session store", "export service", "gateway",
+                "scheduler", "ledger", "inventory sync"]
+LOG_TOPICS = ["postgres version", "redis ttl", "deploy steps", "retry policy", "timeout", "owner", "runbook",
+              "test command", "lint config", "docker image", "helm chart", "env vars", "migration", "backup",
+              "alerting", "logging format", "api keys rotation", "release branch", "code style", "python version",
+              "node version", "kafka topic", "s3 bucket", "cron schedule", "oncall"]
+
 SERVICES = ["billing-service", "auth-service", "payments-api", "checkout", "ledger", "notification-worker",
             "search-indexer", "web-frontend", "mobile-app", "admin-console", "reporting-job", "export-service",
             "api-gateway", "rate-limiter", "session-store", "scheduler", "inventory-sync", "email-sender",
