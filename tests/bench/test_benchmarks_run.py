@@ -3,6 +3,7 @@ themselves are never asserted -- they go in docs/benchmarks.md from full runs)."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -147,6 +148,26 @@ def test_opensearch_scale_runs(real_opensearch: Cluster, bench_prefix: str) -> N
 def test_concurrency_runs() -> None:
     out = run("bench/concurrency.py", "--clients", "3", "--seconds", "1", "--facts", "5", "--embedder", "none")
     assert "throughput:" in out and "errors: 0" in out and "acknowledged writes readable afterwards" in out
+
+
+def test_search_by_kind_splits_the_side_by_sides_queries(tmp_path: Path) -> None:
+    """Two groups for this service (off-topic fast, paraphrases slow), one for the peer: `all` is bench.py's p50."""
+    def rep(peer: str, rep: int, para_ms: float, off_ms: float) -> str:
+        queries = [{"kind": "paraphrase", "ms": para_ms + i / 10} for i in range(5)]
+        queries += [{"kind": "offtopic", "ms": off_ms + i / 10} for i in range(5)]
+        return json.dumps({"peer": peer, "n": 1000, "rep": rep, "per_query": queries})
+
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join([rep("product", 1, 10, 6), rep("product", 2, 10, 6), rep("qdrant", 1, 10, 10)]))
+    out = run("bench/search_by_kind.py", str(results))
+    assert "| product | 1000 | 2 | paraphrase | 10.04 | 10.20 | 10.36 |" in out
+    assert "| product | 1000 | 2 | all | 6.09 | 8.20 | 10.31 |" in out  # between the groups
+    assert "p50 ratio n=1000 against qdrant: all=0.80 paraphrase=1.00 offtopic=0.61" in out
+
+    (tmp_path / "bare.jsonl").write_text(json.dumps({"peer": "product", "n": 1000, "rep": 1}))
+    done = subprocess.run([sys.executable, "bench/search_by_kind.py", str(tmp_path / "bare.jsonl")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "--keep-queries" in done.stderr
 
 
 def test_gaps_bench_runs() -> None:
