@@ -178,7 +178,14 @@ class Settings(BaseSettings):
         if value is None or value == "":
             return None
         if value.startswith("postgresql://") or value.startswith("postgres://"):
-            return "postgresql+psycopg://" + value.split("://", 1)[1]
+            value = "postgresql+psycopg://" + value.split("://", 1)[1]
+        scheme = value.split("://", 1)[0] if "://" in value else ""
+        if scheme not in DATABASE_SCHEMES:
+            raise ValueError("not a database URL this service opens: sqlite:///<path to a file> (the default's "
+                             "form) or postgresql+psycopg://user:password@host:port/database")
+        if scheme.startswith("sqlite") and not value.split("://", 1)[1].startswith("/"):
+            raise ValueError("a SQLite URL names a file after three slashes: sqlite:///<path> "
+                             "(four for an absolute path: sqlite:////var/lib/memory/memory.db)")
         return value
 
     @field_validator("embedder_runtime", mode="before")
@@ -283,6 +290,8 @@ class Settings(BaseSettings):
 
 # --- the OpenSearch connection's rules (docs/operators.md "Scale-out deployment") ------------------------------
 
+# The canonical stores this service runs on and their drivers (postgresql:// and postgres:// are read as psycopg).
+DATABASE_SCHEMES = frozenset({"sqlite", "sqlite+pysqlite", "postgresql+psycopg"})
 SECRETS = frozenset({"opensearch_password", "embedder_api_key"})  # never shown, not even when refused
 
 def _shown(field: str, value: object) -> str:

@@ -128,11 +128,12 @@ def _embedder_not_ready(status: dict[str, Any]) -> list[str]:
 
 def build_database(settings: Settings) -> Database:
     """Open the canonical store and bring its schema up to date (CLI commands need only this)."""
-    from service.store.engine import Database
+    from service.store.engine import Database, unreachable
     from service.store.migrate import upgrade
 
     db = Database(settings.resolved_database_url, synchronous=settings.sqlite_synchronous)
-    upgrade(db.engine)
+    with unreachable():  # a PostgreSQL that refuses the connection: one clear error, not a driver traceback
+        upgrade(db.engine)
     return db
 
 

@@ -4,6 +4,7 @@ the real faces: REST and the MCP endpoint over HTTP, the MCP tools through the S
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,6 +125,35 @@ def test_cli_bodies(cli_env: None) -> None:
     assert config.exit_code == 1
     assert json.loads(config.stdout)["error"]["code"] == "invalid_configuration"
 
+
+
+@pytest.mark.parametrize("url, says", [
+    ("bogus://x", "not a database URL this service opens"),
+    ("notaurl", "not a database URL this service opens"),
+    ("mysql://me:hunter2@db.example/memory", "not a database URL this service opens"),
+    ("sqlite://memory.db", "a SQLite URL names a file after three slashes"),
+])
+def test_a_database_url_the_service_cannot_open_is_a_configuration_error(cli_env: None, url: str, says: str) -> None:
+    """Not a driver's traceback: one JSON error (or one line) naming the variable, the password masked."""
+    runner = CliRunner()
+    refused = runner.invoke(cli_app, ["profile", "list", "--json"], env={"MEMORY_DATABASE_URL": url})
+    assert refused.exit_code == 1, refused.output
+    error = json.loads(refused.stdout)["error"]
+    assert error["code"] == "invalid_configuration" and "MEMORY_DATABASE_URL=" in error["message"]
+    assert says in error["message"] and "hunter2" not in refused.output
+    human = runner.invoke(cli_app, ["profile", "list"], env={"MEMORY_DATABASE_URL": url})
+    assert human.exit_code == 1 and human.stderr.startswith("error: invalid configuration: MEMORY_DATABASE_URL=")
+
+
+def test_a_postgresql_that_refuses_the_connection_is_one_clear_error(cli_env: None) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://me:hunter2@127.0.0.1:{port}/memory"
+    refused = CliRunner().invoke(cli_app, ["profile", "list", "--json"], env={"MEMORY_DATABASE_URL": url})
+    assert refused.exit_code == 1, refused.output
+    assert json.loads(refused.stdout) == {"error": {"code": "backend_unavailable", "message": "database unavailable"}}
+    assert "hunter2" not in refused.output and "Traceback" not in refused.output
 
 def test_input_refused_by_a_schema_reads_the_same_on_every_face() -> None:
     """pydantic's errors are read in one place (error_bodies.input_problems): the argument named, pydantic's

@@ -97,7 +97,7 @@ class QueryLog:
         with self.store.read() as uow:
             row = uow.query_log.get(profile.id, query_id)
             if row is None:
-                raise NotFound(f"no query-log row {query_id} in this profile", param="id")
+                raise NotFound(f"no query-log row {query_id} in this profile", param="query_id")
             stored = uow.query_log.results_of(query_id)
             once_known = list(stored.inactive_uids or []) if stored is not None else []
             facts = uow.facts.by_uids(profile.id, once_known) if once_known else {}

@@ -71,7 +71,8 @@ def test_openapi_documents_400_and_401_and_no_422(client: TestClient) -> None:
 def test_query_ids_past_the_database_range_are_400(client: TestClient, alpha: ProfileAccess, value: str) -> None:
     response = client.get(f"/api/alpha/queries/{value}", headers=alpha.headers)
     assert response.status_code == 400 and response.json()["error"]["param"] == "query_id"
-    assert client.get("/api/alpha/queries/2147483647", headers=alpha.headers).status_code == 404
+    missing = client.get("/api/alpha/queries/2147483647", headers=alpha.headers)
+    assert missing.status_code == 404 and missing.json()["error"]["param"] == "query_id"  # the path's own name
     assert client.get("/api/alpha/queries/2147483648", headers=alpha.headers).status_code == 400
 
 
