@@ -14,4 +14,8 @@ def main() -> None:
     from service.cli.main import app
 
     logs.quiet_clients()
+    if "--json" in sys.argv[1:]:
+        from service.cli.output import run_with_json_usage_errors
+
+        run_with_json_usage_errors(app)
     app()

@@ -1,8 +1,10 @@
-"""CLI output: one JSON object on stdout with --json, friendly text otherwise; errors end with exit 1."""
+"""CLI output: one JSON object on stdout with --json, friendly text otherwise; errors end with exit 1 (a usage
+error with 2, as click's)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -94,3 +96,41 @@ def _fail(as_json: bool, info: ErrorInfo) -> NoReturn:
         for line in problems:
             err_console.print(line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(code=1) from None
+
+
+def run_with_json_usage_errors(app: typer.Typer) -> None:
+    """Run the app when the command line asks for --json: a usage error (an unknown command or option, a missing
+    or malformed argument) is then one JSON error object on stdout, code `usage_error` with the argument's name as
+    `param`, and exit code 2 as without --json (where typer prints its usage box on stderr). Runs typer outside
+    its standalone mode, which is where click raises these instead of printing them."""
+    try:
+        returned = app(standalone_mode=False)
+    except _USAGE_ERROR as exc:
+        typer.echo(json.dumps(cli_body(ErrorInfo("usage_error", exc.format_message(), _param_of(exc))),
+                              ensure_ascii=False))
+        sys.exit(exc.exit_code)
+    except _CLICK_EXCEPTION as exc:  # e.g. a file argument that cannot be opened
+        typer.echo(json.dumps(cli_body(ErrorInfo("invalid_argument", exc.format_message())), ensure_ascii=False))
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err_console.print("Aborted!", highlight=False)
+        sys.exit(1)
+    sys.exit(returned if isinstance(returned, int) else 0)  # an Exit's code (typer.Exit(code=1) after _fail)
+
+
+def _click_class(name: str) -> type[Exception]:
+    """click's exception class of that name, from typer's own click (vendored as a private module since typer
+    0.2x, the click package before): both are bases of the public typer.BadParameter."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+_USAGE_ERROR = _click_class("UsageError")
+_CLICK_EXCEPTION = _click_class("ClickException")
+
+
+def _param_of(exc: Exception) -> str | None:
+    """The argument or option at fault: a bad or missing one's name, an unknown option as typed."""
+    if getattr(exc, "option_name", None):  # NoSuchOption
+        return str(exc.option_name)  # type: ignore[attr-defined]
+    param = getattr(exc, "param", None)
+    return param.name if param is not None else None

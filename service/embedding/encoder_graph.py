@@ -26,7 +26,7 @@ from service.errors import EmbeddingUnavailable
 from service.embedding import int8_graph
 from service.embedding.bert_graph import (INT8_MANIFEST_FILE, INT8_TEMPLATE_FILE, MANIFEST_FILE, TEMPLATE_FILE,
                                           TEMPLATE_FORMAT, BertConfig, quantize_int8, read_weights)
-from service.embedding.onnx_minilm import OnnxMiniLM, OnnxRefused
+from service.embedding.onnx_minilm import POOL_SPIN_IN_RUN, OnnxMiniLM, OnnxRefused
 
 log = logging.getLogger(__name__)
 
@@ -77,18 +77,20 @@ def initializers(model_dir: Path, listing: Path = MANIFEST_FILE) -> dict[str, np
     return out
 
 
-def open_encoder(model_dir: Path, threads: int, precision: str = "fp32") -> OnnxMiniLM:
-    """A checked encoder for the weights in `model_dir`, fp32 or int8 (int8_graph.py). Raises
+def open_encoder(model_dir: Path, threads: int, precision: str = "fp32",
+                 pool: dict[str, str] = POOL_SPIN_IN_RUN) -> OnnxMiniLM:
+    """A checked encoder for the weights in `model_dir`, fp32 or int8 (int8_graph.py), its thread pool set by
+    `pool` (ONNX Runtime session config entries; bench/embedder_pool.py compares others). Raises
     EmbeddingUnavailable."""
     try:
         if precision == "int8":
             encoder = OnnxMiniLM(INT8_TEMPLATE_FILE.read_bytes(), model_dir, threads,
-                                 initializers(model_dir, INT8_MANIFEST_FILE))
+                                 initializers(model_dir, INT8_MANIFEST_FILE), pool)
             encoder.batch_size = 1  # see OnnxMiniLM.batch_size
             encoder.check(quick=True, min_cosine=int8_graph.MIN_COSINE)
             encoder.origin = int8_graph.ORIGIN
             return encoder
-        encoder = OnnxMiniLM(TEMPLATE_FILE.read_bytes(), model_dir, threads, initializers(model_dir))
+        encoder = OnnxMiniLM(TEMPLATE_FILE.read_bytes(), model_dir, threads, initializers(model_dir), pool)
         encoder.check(quick=True)
     except OnnxRefused as exc:
         raise EmbeddingUnavailable(f"the weights in {model_dir} do not give all-MiniLM-L6-v2's vectors: {exc}") from exc

@@ -25,6 +25,10 @@ DIM = 384
 BATCH_SIZE = 32
 TOLERANCE = 1e-4  # refuse above this; the tests hold the default graph to 1e-5 (it is ~2e-7 in practice)
 CHECK_FILE = Path(__file__).with_name("data") / "minilm_check.json"
+# The intra-op pool's threads spin between the ops of one run (a sleeping pool is woken ~150 times a text) and stop
+# when the run returns: spinning on between calls took the web server's and the database's CPU (write p95 x2).
+# bench/embedder_pool.py measures this against a pool that sleeps and one that spins on.
+POOL_SPIN_IN_RUN = {"session.intra_op.allow_spinning": "1", "session.force_spinning_stop": "1"}
 
 
 class OnnxRefused(Exception):
@@ -54,7 +58,8 @@ class OnnxMiniLM:
     batch_size = BATCH_SIZE
 
     def __init__(self, graph: Path | bytes, model_dir: Path, threads: int,
-                 initializers: dict[str, np.ndarray] | None = None) -> None:
+                 initializers: dict[str, np.ndarray] | None = None,
+                 pool: dict[str, str] = POOL_SPIN_IN_RUN) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -67,9 +72,8 @@ class OnnxMiniLM:
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
-        # Idle pool threads sleep instead of spinning: on a box whose cores the web server and the database
-        # also need, a spinning pool takes CPU from them between calls (measured: write p95 x2 with 2 threads).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        for key, value in pool.items():
+            options.add_session_config_entry(key, value)
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3  # errors only

@@ -59,6 +59,15 @@ def test_embedder_bench_runs() -> None:
 
 
 @pytest.mark.model
+def test_embedder_pool_bench_runs() -> None:
+    out = run("bench/embedder_pool.py", "--texts", "12", "--rounds", "1")
+    for kind in ("queries", "facts"):
+        for pool in ("sleep", "spin in run (service)", "spin on"):
+            row = next(line for line in out.splitlines() if line.startswith(kind) and f" {pool} " in line)
+            assert len(row.split()[-3:]) == 3
+
+
+@pytest.mark.model
 def test_breakdown_runs() -> None:
     out = run("bench/breakdown.py", "--sizes", "30", "--calls", "5")
     assert "memory_search at 30 facts" in out and "memory_write at 30 facts" in out

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +112,54 @@ def test_help_names_what_each_option_takes(command: list[str]) -> None:
     assert re.search(r"--help\s+Show this message", help_line), help_line  # a flag takes no value
     if "--json" in result.output:
         assert re.search(r"--json\s+Print one JSON", result.output)
+
+
+@pytest.fixture
+def sqlite_env(tmp_path: Path) -> dict[str, str]:
+    """Usage errors are caught before any store is opened: one database is enough."""
+    return {"MEMORY_DATA_DIR": str(tmp_path), "MEMORY_DATABASE_URL": f"sqlite:///{tmp_path / 'memory.db'}",
+            "MEMORY_EMBEDDER": "none"}
+
+
+def console_script(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The `memory` console script itself (service.cli.entry.main), as a shell runs it."""
+    return subprocess.run([sys.executable, "-m", "service", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "param"),
+    [
+        (("token", "issue"), "Missing argument 'profile'.", "profile"),
+        (("profile", "list", "--bogus"), "No such option: --bogus", "--bogus"),
+        (("nosuch",), "No such command 'nosuch'.", None),
+        (("token", "issue", "work", "extra"), "unexpected extra argument", None),
+        (("duplicates", "work", "--threshold", "abc"), "Invalid value for '--threshold'", "threshold"),
+    ],
+    ids=["missing argument", "unknown option", "unknown command", "extra argument", "malformed value"],
+)
+def test_usage_errors_with_json_are_one_json_object(sqlite_env: dict[str, str], args: tuple[str, ...], message: str,
+                                                     param: str | None) -> None:
+    """CONTRACT: every command with --json prints one JSON object on stdout -- usage errors too, which typer
+    prints as a box on stderr (exit code 2, as without --json)."""
+    done = console_script(*args, "--json", env=sqlite_env)
+    assert done.returncode == 2, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "usage_error" and message in error["message"] and error.get("param") == param
+    plain = console_script(*args, env=sqlite_env)
+    assert plain.returncode == 2 and plain.stdout == "" and "Usage: " in plain.stderr
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_answers_an_unknown_option_in_json(sqlite_env: dict[str, str], command: list[str]) -> None:
+    done = console_script(*command, "--no-such-option", "--json", env=sqlite_env)
+    assert done.returncode == 2 and json.loads(done.stdout)["error"]["param"] == "--no-such-option", done.stderr
+
+
+def test_the_console_script_keeps_exit_codes_and_help_with_json(sqlite_env: dict[str, str]) -> None:
+    done = console_script("profile", "create", "work", "--json", env=sqlite_env)
+    assert done.returncode == 0 and json.loads(done.stdout) == {"profile": "work", "created": True}
+    done = console_script("profile", "create", "work", "--json", env=sqlite_env)
+    assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "conflict"
+    done = console_script("profile", "list", "--help", "--json", env=sqlite_env)
+    assert done.returncode == 0 and "profile list [OPTIONS]" in done.stdout
