@@ -17,5 +17,6 @@ def main() -> None:
     if "--json" in sys.argv[1:]:
         from service.cli.output import run_with_json_usage_errors
 
-        run_with_json_usage_errors(app)
-    app()
+        run_with_json_usage_errors(app)  # exits
+    else:
+        app()

@@ -89,7 +89,7 @@ def failures(as_json: bool) -> Iterator[None]:
 
 def _fail(as_json: bool, info: ErrorInfo) -> NoReturn:
     if as_json:
-        typer.echo(json.dumps(cli_body(info), ensure_ascii=False))
+        _echo_error(info)
     else:
         headline, *problems = cli_lines(info)
         err_console.print(f"[red]error:[/red] {escape(headline)}", highlight=False, soft_wrap=True)
@@ -98,7 +98,11 @@ def _fail(as_json: bool, info: ErrorInfo) -> NoReturn:
     raise typer.Exit(code=1) from None
 
 
-def run_with_json_usage_errors(app: typer.Typer) -> None:
+def _echo_error(info: ErrorInfo) -> None:
+    typer.echo(json.dumps(cli_body(info), ensure_ascii=False))
+
+
+def run_with_json_usage_errors(app: typer.Typer) -> NoReturn:
     """Run the app when the command line asks for --json: a usage error (an unknown command or option, a missing
     or malformed argument) is then one JSON error object on stdout, code `usage_error` with the argument's name as
     `param`, and exit code 2 as without --json (where typer prints its usage box on stderr). Runs typer outside
@@ -106,11 +110,10 @@ def run_with_json_usage_errors(app: typer.Typer) -> None:
     try:
         returned = app(standalone_mode=False)
     except _USAGE_ERROR as exc:
-        typer.echo(json.dumps(cli_body(ErrorInfo("usage_error", exc.format_message(), _param_of(exc))),
-                              ensure_ascii=False))
+        _echo_error(ErrorInfo("usage_error", exc.format_message(), _param_of(exc)))
         sys.exit(exc.exit_code)
     except _CLICK_EXCEPTION as exc:  # e.g. a file argument that cannot be opened
-        typer.echo(json.dumps(cli_body(ErrorInfo("invalid_argument", exc.format_message())), ensure_ascii=False))
+        _echo_error(ErrorInfo("invalid_argument", exc.format_message()))
         sys.exit(exc.exit_code)
     except typer.Abort:
         err_console.print("Aborted!", highlight=False)
