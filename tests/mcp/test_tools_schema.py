@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from service.contract import KINDS
 from tests.conftest import ProfileAccess
 from tests.support.mcp_client import call, mcp_client
 
@@ -23,6 +26,8 @@ async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAcce
         assert tool.annotations is not None and tool.annotations.open_world_hint is False, tool.name
         assert "ctx" not in tool.input_schema.get("properties", {})
         assert tool.input_schema["additionalProperties"] is False, tool.name  # unknown arguments are refused
+        # no reference to resolve: clients validate each fact against its schema directly
+        assert "$ref" not in json.dumps(tool.output_schema) and "$defs" not in tool.output_schema, tool.name
 
     search = tools["memory_search"].input_schema
     assert search["required"] == ["query"]
@@ -54,6 +59,11 @@ async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAcce
     assert set(tools["memory_search"].output_schema["properties"]) >= {
         "query", "matched_count", "returned_count", "facts"
     }
+    scored = tools["memory_search"].output_schema["properties"]["facts"]["items"]
+    assert {"uid", "title", "text", "status", "score", "rank", "matched_by", "similarity"} <= set(scored["properties"])
+    written = tools["memory_write"].output_schema["properties"]
+    assert written["fact"]["properties"] == written["similar"]["items"]["properties"]
+    assert written["fact"]["properties"]["kind"]["enum"] == list(KINDS)
 
 
 async def test_tags_with_plus_and_hash_and_a_schema_no_stricter_than_the_server(base_url: str,
