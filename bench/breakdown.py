@@ -17,7 +17,7 @@ and reports what it saw. Per call the parts are:
                       endpoint has read the call, overlapping MCP framing, the index sync and the lexical
                       pass: "wait for vector" is the part the search actually waited for)
     backend           EmbeddedSearch.search: index sync, lexical, vector, fusion (+ the wait above)
-    hydrate           reading the hit rows
+    hydrate           the hits' facts (the embedded index hands them back; read from the store otherwise)
     query-log write   the query-log transaction
     similar           (write) the near-duplicate check
   derived: HTTP + MCP framing = ASGI - auth - MCP tool layer; serialisation & tool glue = MCP tool layer -
@@ -152,7 +152,7 @@ def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, d
             timers.wrap(services.embedder, "_encode", "embed")
             timers.wrap(services.backend, "search", "backend")
             timers.wrap(services.backend, "similar", "similar")
-            timers.wrap(services.store, "facts_by_uid", "hydrate")
+            timers.wrap(services.search, "hydrate", "hydrate")
             timers.wrap(services.query_log, "record", "query-log write")
             from service.domain import ports
 

@@ -27,6 +27,7 @@ from service.domain import validation
 from service.domain.curation import Position, next_position, page_position
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult, embedding_text
 from service.domain.embed_gate import EmbedGate
+from service.domain.hits import facts_of
 from service.domain.ports import Embedder, SearchBackend
 from service.domain.ports.canonical import CanonicalStore, Facts, UnitOfWork
 from service.domain.ports.records import FactRecord, to_fact, to_revision
@@ -290,5 +291,5 @@ class FactService:
         except Exception:  # similar is advice; never fail a write that is already committed
             log.exception("similar-facts lookup failed")
             return []
-        found = self.facts_by_uid(profile, [h.uid for h in hits])
+        found = facts_of(self.store, profile.id, hits)
         return [found[h.uid] for h in hits if h.uid in found and found[h.uid].status == FactStatus.ACTIVE]

@@ -16,6 +16,7 @@ import numpy as np
 from service.contract import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
+from service.domain.hits import facts_of
 from service.domain.models import ScoredFact, SearchOutcome
 from service.errors import EmbeddingUnavailable, InvalidInput
 from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
@@ -117,10 +118,10 @@ class SearchService:
         )
 
     def hydrate(self, profile: ProfileRef, found: SearchHits) -> list[ScoredFact]:
-        """The hits as facts read from the canonical store, in the backend's order, with their scores."""
+        """The hits as facts (service.domain.hits), in the backend's order, with their scores."""
         if not found.hits:
             return []
-        facts = self.store.facts_by_uid(profile.id, [h.uid for h in found.hits])
+        facts = facts_of(self.store, profile.id, found.hits)
         return [
             ScoredFact(fact=facts[h.uid], score=h.score, lexical=h.lexical, vector=h.vector)
             for h in found.hits

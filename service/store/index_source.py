@@ -10,6 +10,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from service.contract import FactStatus
+from service.domain.ports.records import to_fact
 from service.domain.ports.sources import ChangedFact
 from service.store import repository as repo
 from service.store import vectors
@@ -41,8 +42,9 @@ def _changed(row: Any, model: str) -> ChangedFact:
     vector = None
     if row.vector_model is not None and row.vector_model == model:
         vector = vectors.from_bytes(row.vector, row.vector_dim)
+    present = row.redacted_at is None
     return ChangedFact(
         fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
-        active=row.status == FactStatus.ACTIVE, present=row.redacted_at is None, vector=vector,
-        change_seq=int(row.change_seq),
+        active=row.status == FactStatus.ACTIVE, present=present, vector=vector,
+        change_seq=int(row.change_seq), fact=to_fact(row) if present else None,
     )

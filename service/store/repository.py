@@ -51,8 +51,10 @@ _FACTS_BY_UID = sa.select(_FACTS).where(
     _FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.uid.in_(sa.bindparam("uids", expanding=True)))
 _FACTS_CHANGED = (
     sa.select(_FACTS.c.id, _FACTS.c.uid, _FACTS.c.title, _FACTS.c.text, _FACTS.c.kind, _FACTS.c.tags,
-              _FACTS.c.status, _FACTS.c.redacted_at, _FACTS.c.change_seq, _VECTORS.c.model.label("vector_model"),
-              _VECTORS.c.dim.label("vector_dim"), _VECTORS.c.vector)
+              _FACTS.c.status, _FACTS.c.created_at, _FACTS.c.updated_at, _FACTS.c.retired_at,
+              _FACTS.c.retire_reason, _FACTS.c.supersedes, _FACTS.c.superseded_by, _FACTS.c.redacted_at,
+              _FACTS.c.change_seq, _VECTORS.c.model.label("vector_model"), _VECTORS.c.dim.label("vector_dim"),
+              _VECTORS.c.vector)
     .select_from(_FACTS.outerjoin(_VECTORS, _VECTORS.c.fact_id == _FACTS.c.id))
     .where(_FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.change_seq > sa.bindparam("seq"))
     .order_by(_FACTS.c.id)
@@ -197,8 +199,8 @@ def list_facts(
 
 
 def facts_changed_since(conn: sa.Connection | Session, profile_id: int, seq: int) -> list[sa.Row[Any]]:
-    """The profile's facts changed after change `seq`, oldest first, each a Core row with the columns a
-    search index keeps and the fact's vector (vector_model, vector_dim, vector; None without one)."""
+    """The profile's facts changed after change `seq`, oldest first, each a Core row with the fact's columns
+    (a search index keeps the fact) and its vector (vector_model, vector_dim, vector; None without one)."""
     return list(conn.execute(_FACTS_CHANGED, {"profile_id": profile_id, "seq": seq}))
 
 

@@ -127,7 +127,7 @@ class SqlStore:
         # what service.store.index_source would read back for the index (a new fact: present, not redacted)
         indexed = ChangedFact(fact_id=fact_id, uid=fact.uid, title=fact.title, text=fact.text, kind=fact.kind,
                               tags=tuple(fact.tags), active=fact.status == FactStatus.ACTIVE, present=True,
-                              vector=as_stored, change_seq=seq)
+                              vector=as_stored, change_seq=seq, fact=fact)
         return fact, indexed
 
     def read(self) -> AbstractContextManager[SqlUnitOfWork]:

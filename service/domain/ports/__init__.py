@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from service.domain.models import ProfileRef
+from service.domain.models import Fact, ProfileRef
 from service.domain.ports.sources import ChangedFact
 from service.errors import EmbeddingUnavailable  # noqa: F401 - what the embedder port raises
 
@@ -80,6 +80,9 @@ class Hit:
     score: float
     lexical: float | None = None  # raw BM25 score of the lexical sub-query, None when not in that list
     vector: float | None = None  # cosine similarity, None when not in the vector list
+    # The fact itself when the backend holds it (the embedded index, at the change it was synced to); None:
+    # the domain reads it from the canonical store (service.domain.hits).
+    fact: Fact | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
+from service.domain.models import Fact
 from service.domain.ports.records import FactRecord, QueryLogRecord
 
 
@@ -34,6 +35,7 @@ class ChangedFact:
     present: bool  # False once redacted: its words and vector are gone from the index
     vector: np.ndarray | None  # only a vector of the model asked for
     change_seq: int
+    fact: Fact | None = None  # the fact as every face shows it (None once redacted), handed back with its hits
 
 
 class IndexSource(Protocol):

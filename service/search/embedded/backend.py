@@ -66,7 +66,8 @@ class EmbeddedSearch:
                 assert sims is not None
                 ok = np.nonzero(candidates & (sims >= self.settings.similar_threshold))[0]
                 best = ok[np.argsort(-sims[ok], kind="stable")][:limit]
-                return [Hit(index.uids[r], index.fact_ids[r], float(sims[r]), vector=float(sims[r])) for r in best]
+                return [Hit(index.uids[r], index.fact_ids[r], float(sims[r]), vector=float(sims[r]),
+                            fact=index.facts[r]) for r in best]
             # No vector (embedder off or failing): near-duplicates share most informative words.
             terms = lexical.informative_terms(" ".join(index.text_of(row)))
             if not terms:
@@ -75,7 +76,7 @@ class EmbeddedSearch:
             ok = np.nonzero(candidates & (counts >= lexical.required_terms(len(terms))))[0]
             scores = index.bm25(terms, ok)
             ranked = sorted(((int(r), float(s)) for r, s in zip(ok, scores)), key=lambda kv: (-kv[1], index.uids[kv[0]]))
-            return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s) for r, s in ranked[:limit]]
+            return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s, fact=index.facts[r]) for r, s in ranked[:limit]]
 
     def warm(self) -> None:
         """Build every profile's index now (called in the background by `memory serve`), so the first
@@ -182,7 +183,8 @@ class EmbeddedSearch:
 
         weights = ranking.fusion_weights(vectors_on, s.lexical_weight, s.vector_weight)
         hits = [
-            Hit(index.uids[r], index.fact_ids[r], score, lexical=words.top.get(r), vector=meaning.top.get(r))
+            Hit(index.uids[r], index.fact_ids[r], score, lexical=words.top.get(r), vector=meaning.top.get(r),
+                fact=index.facts[r])
             for r, score in ranking.fused(words.top, meaning.top, vectors_on, weights, request.limit,
                                           index.fact_ids)
         ]

@@ -4,7 +4,9 @@ FTS5 tokenizes and holds the words; the lexical pass reads them through numpy po
 score exactly as FTS5's bm25() does.
 
 It is a derived cache of the canonical store (rebuilt from it at will), holding every fact of the profile
-whatever its status, so a search can also tell how many retired or superseded facts would have matched.
+whatever its status, so a search can also tell how many retired or superseded facts would have matched, and
+each fact itself (the domain value, as of the change the index synced to), handed back with the hits so that
+a search reads nothing more from the store.
 Row i of the arrays is FTS5 rowid i + 1.
 """
 
@@ -18,6 +20,7 @@ import threading
 import numpy as np
 
 from service.contract import KINDS
+from service.domain.models import Fact
 from service.domain.ports.sources import ChangedFact
 from service.search.embedded.postings import TOKENIZE, WEIGHTS, Postings, Tokenizer, length_norm, phrase_score
 
@@ -69,6 +72,7 @@ class ProfileIndex:
         self.uids: list[str] = []
         self.fact_ids: list[int] = []
         self.tags_of: list[frozenset[str]] = []
+        self.facts: list[Fact | None] = []  # row -> the fact as synced (handed back with its hits), None once redacted
         self.tag_rows: dict[str, set[int]] = {}
         self.kind = np.zeros(0, dtype=np.int8)
         self.active = np.zeros(0, dtype=bool)
@@ -89,6 +93,7 @@ class ProfileIndex:
             self.uids.append(fact.uid)
             self.fact_ids.append(fact.fact_id)
             self.tags_of.append(frozenset())
+            self.facts.append(None)
             self.kind = _grow(self.kind, self.size)
             self.active = _grow(self.active, self.size)
             self.present = _grow(self.present, self.size)
@@ -108,6 +113,7 @@ class ProfileIndex:
             if self._postings:
                 self._postings.add(row, self._tokenizer.words(*content))
         self.present[row] = True
+        self.facts[row] = fact.fact
         for tag in self.tags_of[row] - set(fact.tags):
             self.tag_rows[tag].discard(row)
         for tag in fact.tags:
@@ -122,9 +128,10 @@ class ProfileIndex:
 
     def _remove(self, row: int, fact: ChangedFact) -> None:
         """A redacted fact leaves this in-memory search index (derived; the canonical row stays, redacted): its
-        words, vector and tags go; its row number stays unused. FTS5 keeps a deleted row's words in its
+        words, vector, tags and copy of the fact go; its row number stays unused. FTS5 keeps a deleted row's words in its
         segments until they are merged: 'optimize' merges them now (secure_delete zeroes the freed pages), so
         no copy of the words stays in this process's memory either; a redaction is rare, so its cost is too."""
+        self.facts[row] = None
         if self._forget_words(row):  # (a fact first seen redacted never had words here)
             self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
             self._tokenizer.forget()
