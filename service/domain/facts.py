@@ -209,11 +209,6 @@ class FactService:
                 redaction=record_dict(uow.redactions.of(row.id)) if row.redacted_at else None,
             )
 
-    def facts_by_uid(self, profile: ProfileRef, uids: list[str]) -> dict[str, Fact]:
-        if not uids:
-            return {}
-        return self.store.facts_by_uid(profile.id, uids)
-
     # --- helpers ----------------------------------------------------------------------------------
 
     def _mutable_row(self, facts: Facts, profile: ProfileRef, uid: str, *, action: str) -> FactRecord:

@@ -46,7 +46,7 @@ def build_mcp_server(services: Services) -> MemoryMCPServer:
         ),
     )
     register_tools(server, services)
-    server.close_input_schemas()
+    server.finish_schemas()
     return server
 
 

@@ -60,7 +60,7 @@ def inlined(schema: Any, defs: dict[str, Any] | None = None) -> Any:
 
 
 class MemoryMCPServer(MCPServer):
-    def close_input_schemas(self) -> None:
+    def finish_schemas(self) -> None:
         """Every tool's input schema says `additionalProperties: false` (call_tool refuses what it does not
         declare). The SDK builds the schemas from the functions' signatures and has no option for it. Output
         schemas are published without references (`inlined`)."""

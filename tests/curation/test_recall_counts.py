@@ -10,7 +10,7 @@ from tests.conftest import ProfileAccess
 
 def _counts(services: Services, profile: str, uids: list[str]) -> dict[str, int]:
     ref = services.profiles.get(profile)
-    facts = services.facts.facts_by_uid(ref, uids)
+    facts = services.store.facts_by_uid(ref.id, uids)
     return {f.uid: f.recalled_count for f in services.curation.reviewed(ref, list(facts.values()))}
 
 

@@ -44,7 +44,7 @@ def test_similar_pairs_group_and_counts_hold_in_opensearch_mode(mirrored: Servic
         outcome = services.search.search(profile, query, limit=1)
         assert [s.fact.uid for s in outcome.facts] == [uid["C"]] and outcome.mode == "hybrid"
     settle(services)
-    facts = services.facts.facts_by_uid(profile, list(uid.values()))
+    facts = services.store.facts_by_uid(profile.id, list(uid.values()))
     counts = {f.uid: (f.recalled_count, f.last_recalled_at) for f in services.curation.reviewed(profile,
                                                                                                list(facts.values()))}
     assert counts[uid["C"]][0] == 3 and counts[uid["C"]][1] is not None

@@ -9,11 +9,6 @@ from service.container import Services, build_services
 from service.domain.profiles import ProfileRef
 
 
-@pytest.fixture
-def profile(services: Services) -> ProfileRef:
-    return services.profiles.create("alpha")
-
-
 def write(services: Services, profile: ProfileRef, title: str, text: str, kind: str = "project",
           tags: list[str] | None = None) -> str:
     return services.facts.write(profile, title=title, text=text, kind=kind, tags=tags).fact.uid

@@ -3,30 +3,12 @@ in every state a fact goes through, also after another process changed them; non
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from service.config import Settings
-from service.container import Services, build_services
+from service.container import Services
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import RedactionService
 from service.search.embedded.backend import EmbeddedSearch
-
-
-@pytest.fixture
-def profile(services: Services) -> ProfileRef:
-    return services.profiles.create("alpha")
-
-
-@pytest.fixture
-def other(settings: Settings) -> Iterator[Services]:
-    """A second process on the same canonical store."""
-    services = build_services(settings)
-    try:
-        yield services
-    finally:
-        services.close()
 
 
 @pytest.fixture

@@ -4,22 +4,15 @@ another one on the same store) leaves it to the sync, which then reads every cha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 
-from service.config import Settings
-from service.container import Services, build_services
+from service.container import Services
 from service.domain.ports.sources import ChangedFact
 from service.domain.profiles import ProfileRef
 from service.search.embedded.backend import EmbeddedSearch
-
-
-@pytest.fixture
-def profile(services: Services) -> ProfileRef:
-    return services.profiles.create("alpha")
 
 
 @pytest.fixture
@@ -37,16 +30,6 @@ def rows_read(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(backend.source, "changes", changes)
     return counts
-
-
-@pytest.fixture
-def other(settings: Settings) -> Iterator[Services]:
-    """A second process on the same canonical store."""
-    services = build_services(settings)
-    try:
-        yield services
-    finally:
-        services.close()
 
 
 def write(services: Services, profile: ProfileRef, title: str, text: str) -> str:

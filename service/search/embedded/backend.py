@@ -76,7 +76,8 @@ class EmbeddedSearch:
             ok = np.nonzero(candidates & (counts >= lexical.required_terms(len(terms))))[0]
             scores = index.bm25(terms, ok)
             ranked = sorted(((int(r), float(s)) for r, s in zip(ok, scores)), key=lambda kv: (-kv[1], index.uids[kv[0]]))
-            return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s, fact=index.facts[r]) for r, s in ranked[:limit]]
+            return [Hit(index.uids[r], index.fact_ids[r], s, lexical=s, fact=index.facts[r])
+                    for r, s in ranked[:limit]]
 
     def warm(self) -> None:
         """Build every profile's index now (called in the background by `memory serve`), so the first

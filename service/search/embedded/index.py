@@ -128,9 +128,10 @@ class ProfileIndex:
 
     def _remove(self, row: int, fact: ChangedFact) -> None:
         """A redacted fact leaves this in-memory search index (derived; the canonical row stays, redacted): its
-        words, vector, tags and copy of the fact go; its row number stays unused. FTS5 keeps a deleted row's words in its
-        segments until they are merged: 'optimize' merges them now (secure_delete zeroes the freed pages), so
-        no copy of the words stays in this process's memory either; a redaction is rare, so its cost is too."""
+        words, vector, tags and copy of the fact go; its row number stays unused. FTS5 keeps a deleted row's
+        words in its segments until they are merged: 'optimize' merges them now (secure_delete zeroes the freed
+        pages), so no copy of the words stays in this process's memory either; a redaction is rare, so its cost
+        is too."""
         self.facts[row] = None
         if self._forget_words(row):  # (a fact first seen redacted never had words here)
             self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
