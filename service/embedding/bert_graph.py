@@ -19,6 +19,11 @@ float32 [batch, seq, hidden], exactly as Hugging Face's BertModel computes it in
 mask added to the scores -> dense -> residual -> LayerNorm -> dense -> GELU (erf) -> dense -> residual ->
 LayerNorm. Pooling and normalisation stay in numpy (service/embedding/onnx_minilm.py). The pooler head is
 not part of last_hidden_state and is left out.
+
+The attention itself (heads split, scaled scores, padding mask, softmax, weighted values, heads merged) is
+one node of ONNX Runtime's own operator set, com.microsoft's MultiHeadAttention, over the three projections,
+instead of a dozen standard nodes a layer: the same vectors bit for bit, a little sooner (bench/graph_ab.py,
+int8: a query ~0.1 ms and a fact ~0.26 ms faster, in three texts of four).
 """
 
 from __future__ import annotations
@@ -33,10 +38,11 @@ from typing import Any
 import numpy as np
 
 OPSET = 17  # LayerNormalization is an ONNX operator from opset 17 on
+RUNTIME_DOMAIN = "com.microsoft"  # ONNX Runtime's own operators (MultiHeadAttention), version 1
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT = "last_hidden_state"
 MASKED = -10000.0  # added to the attention scores of padding; exp() of it is exactly 0 in float32
-TEMPLATE_FORMAT = 1  # bump when the template or its manifest changes shape
+TEMPLATE_FORMAT = 2  # bump when the template or its manifest changes shape (2: MultiHeadAttention)
 WEIGHTS_FILE = "model.safetensors"  # where the left-out weights come from (named in each external reference)
 DATA_DIR = Path(__file__).with_name("data")
 TEMPLATE_FILE = DATA_DIR / "minilm_encoder.onnx"
@@ -109,6 +115,7 @@ def build_template(model_dir: Path, *, int8: bool = False) -> tuple[Any, dict[st
     config = BertConfig.read(model_dir)
     model = onnx.ModelProto(ir_version=8, producer_name="memory-service bert_graph")  # IR 8: onnxruntime >= 1.10
     model.opset_import.add(domain="", version=OPSET)
+    model.opset_import.add(domain=RUNTIME_DOMAIN, version=1)
     builder = _GraphBuilder(config, read_weights(model_dir), model.graph, int8=int8)
     builder.build()  # built in place
     entry = model.metadata_props.add()
@@ -196,11 +203,11 @@ class _GraphBuilder:
         self.nodes.append(helper.make_node(op_type, inputs, outs, name=base))
         return outs
 
-    def op(self, op_type: str, inputs: list[str], hint: str | None = None, **attrs: Any) -> str:
+    def op(self, op_type: str, inputs: list[str], hint: str | None = None, domain: str = "", **attrs: Any) -> str:
         from onnx import helper
 
         out = self._name(hint or op_type.lower())
-        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, domain=domain, **attrs))
         return out
 
     def linear(self, x: str, prefix: str) -> str:
@@ -232,7 +239,7 @@ class _GraphBuilder:
         from onnx import TensorProto, helper
 
         hidden = self.embeddings()
-        mask = self.attention_bias()
+        mask = self.op("Cast", ["attention_mask"], to=6)  # INT32: MultiHeadAttention's key padding mask (1 = keep)
         for i in range(self.config.layers):
             hidden = self.encoder_layer(hidden, mask, f"encoder.layer.{i}")
         self.nodes.append(helper.make_node("Identity", [hidden], [OUTPUT], name=OUTPUT))
@@ -252,28 +259,13 @@ class _GraphBuilder:
         summed = self.op("Add", [self.op("Add", [words, types]), positions])
         return self.layer_norm(summed, "embeddings.LayerNorm")
 
-    def attention_bias(self) -> str:
-        """[batch, 1, 1, seq]: 0 where attention_mask is 1, MASKED where it is 0 (padding)."""
-        mask = self.op("Cast", ["attention_mask"], to=1)  # FLOAT
-        inverted = self.op("Sub", [self.small("one_f", 1.0, np.float32), mask])
-        bias = self.op("Mul", [inverted, self.small("masked", MASKED, np.float32)])
-        return self.op("Unsqueeze", [bias, self.small("axes12", [1, 2], np.int64)])
-
-    def heads(self, x: str) -> str:
-        """[batch, seq, hidden] -> [batch, heads, seq, head_dim]."""
-        shape = self.small("heads_shape", [0, 0, self.config.heads, self.config.hidden // self.config.heads], np.int64)
-        return self.op("Transpose", [self.op("Reshape", [x, shape])], perm=[0, 2, 1, 3])
-
     def encoder_layer(self, x: str, mask: str, prefix: str) -> str:
         att = f"{prefix}.attention"
-        q = self.heads(self.linear(x, f"{att}.self.query"))
-        k = self.heads(self.linear(x, f"{att}.self.key"))
-        v = self.heads(self.linear(x, f"{att}.self.value"))
-        scale = self.small("scale", 1.0 / math.sqrt(self.config.hidden // self.config.heads), np.float32)
-        scores = self.op("Mul", [self.op("MatMul", [q, self.op("Transpose", [k], perm=[0, 1, 3, 2])]), scale])
-        probs = self.op("Softmax", [self.op("Add", [scores, mask])], axis=-1)
-        context = self.op("Transpose", [self.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
-        context = self.op("Reshape", [context, self.small("merge_shape", [0, 0, self.config.hidden], np.int64)])
+        q, k, v = (self.linear(x, f"{att}.self.{name}") for name in ("query", "key", "value"))
+        # softmax(q k^T / sqrt(head_dim) + MASKED where the key is padding) v, per head, heads merged back
+        context = self.op("MultiHeadAttention", [q, k, v, "", mask], domain=RUNTIME_DOMAIN,
+                          num_heads=self.config.heads, mask_filter_value=MASKED,
+                          scale=1.0 / math.sqrt(self.config.hidden // self.config.heads))
         attended = self.layer_norm(self.op("Add", [self.linear(context, f"{att}.output.dense"), x]),
                                    f"{att}.output.LayerNorm")
         inner = self.gelu(self.linear(attended, f"{prefix}.intermediate.dense"))
