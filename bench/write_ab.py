@@ -186,8 +186,8 @@ def measure(n: int, cut: str, rounds: int, calls_n: int, seed: int, threads: int
                             timers.recording = True
                             cpu, threads_cpu = time.process_time(), python_threads_cpu()
                             seconds = client.calls(block)
+                            timers.stop("ASGI request", len(block))  # the last call's sample lands after its answer
                             cpu, threads_cpu = time.process_time() - cpu, python_threads_cpu() - threads_cpu
-                            timers.recording = False
                             parts = per_call(timers.samples, seconds)
                             parts["server CPU"] = [cpu / len(block)]
                             parts["Python threads' CPU"] = [threads_cpu / len(block)]
