@@ -142,8 +142,7 @@ def run_client(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) ->
 def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, dict[str, list[float]]]:
     with tempfile.TemporaryDirectory(prefix="bench-breakdown-") as tmp:
         extra = {"torch_threads": threads} if threads else {}
-        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm", **extra))
-        try:
+        with build_services(Settings(data_dir=Path(tmp), embedder="minilm", **extra)) as services:
             services.embedder.embed_documents(["warm up"])
             profile = services.profiles.create("bench")
             token = services.profiles.issue_token("bench").token
@@ -180,8 +179,6 @@ def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, d
                     timers.stop("ASGI request", len(calls))
                     out[label] = {"client round trip": client, **{k: list(v) for k, v in timers.samples.items()}}
                 return out
-        finally:
-            services.close()
 
 
 def median_ms(samples: list[float] | None, calls: int) -> float:

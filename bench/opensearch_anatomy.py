@@ -115,15 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     prefix = opensearch.prefix(args.opensearch_prefix, "anatomy")
     with tempfile.TemporaryDirectory(prefix="bench-anatomy-") as tmp:
         data_dir = Path(tmp)
-        seeding = build_services(Settings(data_dir=data_dir, embedder="minilm"))
-        try:
+        with build_services(Settings(data_dir=data_dir, embedder="minilm")) as seeding:
             seeding.embedder.embed_documents(["warm"])
             profile = seeding.profiles.create("bench")
             maker = FactMaker(args.seed)
             seed_facts(seeding, profile, args.facts, maker, os.cpu_count() or 1)
             queries = [q for _, q in make_queries(maker, args.queries, args.seed)]
-        finally:
-            seeding.close()
         services = build_services(Settings(data_dir=data_dir, embedder="minilm", search="opensearch",
                                            opensearch_url=args.opensearch_url, opensearch_prefix=prefix))
         try:

@@ -160,16 +160,13 @@ def one_profile(args: argparse.Namespace, run: int) -> dict[str, Any]:
     console.rule(f"[bold]run {run}: one profile of {args.facts:,} facts")
     prefix = opensearch.prefix(args.opensearch_prefix, f"a{run}")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm"))
-        try:
+        with build_services(Settings(data_dir=Path(tmp), embedder="minilm")) as services:
             services.embedder.embed_documents(["warm"])
             profile = services.profiles.create("bench")
             token = services.profiles.issue_token("bench").token
             maker = FactMaker(args.seed + run)
             seed_facts(services, profile, args.facts, maker, os.cpu_count() or 1)
             queries = [q for _, q in make_queries(maker, args.queries, args.seed + run)]
-        finally:
-            services.close()
         try:
             return compare(Path(tmp), args.opensearch_url, prefix, [("bench", token, queries)], args.warmup)
         finally:

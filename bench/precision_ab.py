@@ -34,8 +34,7 @@ PRECISIONS = ("fp32", "int8")
 def run(precision: str, facts: list[dict], queries: list[dict], offtopic: list[dict]) -> dict[str, list[float]]:
     """Per-query figures of one precision: rankings are of the labelled ids, so both stores compare."""
     with tempfile.TemporaryDirectory(prefix=f"bench-precision-{precision}-") as tmp:
-        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm", embedder_precision=precision))
-        try:
+        with build_services(Settings(data_dir=Path(tmp), embedder="minilm", embedder_precision=precision)) as services:
             profile = services.profiles.create("bench")
             label_of: dict[str, str] = {}
             for fact in facts:
@@ -54,8 +53,6 @@ def run(precision: str, facts: list[dict], queries: list[dict], offtopic: list[d
             hybrid, vectors = per_query(served, relevant), per_query(vectors_only, relevant)
             unanswerable_zero = [float(services.search.search(profile, q["query"], limit=1).matched_count == 0)
                                  for q in offtopic]
-        finally:
-            services.close()
     return {"hybrid (served) recall@5": hybrid["recall@5"], "hybrid (served) nDCG@10": hybrid["nDCG@10"],
             "vectors only nDCG@10": vectors["nDCG@10"], "answerable with 0 matches": answerable_zero,
             "unanswerable with 0 matches": unanswerable_zero}

@@ -154,8 +154,7 @@ def measure(n: int, cut: str, rounds: int, calls_n: int, seed: int, threads: int
             ) -> tuple[dict[bool, dict[str, list[float]]], dict[bool, list[dict[str, float]]]]:
     with tempfile.TemporaryDirectory(prefix="bench-write-ab-") as tmp:
         extra = {"torch_threads": threads} if threads else {}
-        services = build_services(Settings(data_dir=Path(tmp), embedder="minilm", **extra))
-        try:
+        with build_services(Settings(data_dir=Path(tmp), embedder="minilm", **extra)) as services:
             services.embedder.embed_documents(["warm up"])
             profile = services.profiles.create("bench")
             token = services.profiles.issue_token("bench").token
@@ -198,8 +197,6 @@ def measure(n: int, cut: str, rounds: int, calls_n: int, seed: int, threads: int
                     switch(cut, services, endpoint, True)
                     client.close()
             return everything, by_round
-        finally:
-            services.close()
 
 
 def report(n: int, cut: str, everything: dict[bool, dict[str, list[float]]],

@@ -114,6 +114,12 @@ class Services:
         self.backend.close()
         self.db.dispose()
 
+    def __enter__(self) -> Services:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def _embedder_not_ready(status: dict[str, Any]) -> list[str]:
     """Why the embedder keeps the service from being ready: still loading, or failed (with its reason).

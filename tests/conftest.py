@@ -64,11 +64,8 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 
 @pytest.fixture
 def services(settings: Settings) -> Iterator[Services]:
-    svc = build_services(settings)
-    try:
+    with build_services(settings) as svc:
         yield svc
-    finally:
-        svc.close()
 
 
 @dataclass

@@ -65,11 +65,13 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     mount_ui(app)
     oauth.mount(app, services)
     endpoint = MCPEndpoint(services, manager)
-    for path in ("/mcp/{profile}", "/mcp/{profile}/"):
-        app.router.routes.append(Route(path, endpoint=endpoint, methods=["POST"]))
-    for path in ("/mcp", "/mcp/"):  # with MEMORY_OAUTH=on: OAuth tokens only, the grant names the profile
-        root = endpoint if services.oauth is not None else MissingProfile()
-        app.router.routes.append(Route(path, endpoint=root, methods=["POST"] if services.oauth else None))
+    root = endpoint if services.oauth is not None else MissingProfile()
+    # First in the table: an MCP call is every agent's every call, and the router tries routes in order (behind
+    # the REST routers it was matched against each of them first). No other route takes a /mcp path.
+    app.router.routes[0:0] = [
+        *(Route(path, endpoint=endpoint, methods=["POST"]) for path in ("/mcp/{profile}", "/mcp/{profile}/")),
+        # with MEMORY_OAUTH=on: OAuth tokens only, the grant names the profile
+        *(Route(path, endpoint=root, methods=["POST"] if services.oauth else None) for path in ("/mcp", "/mcp/"))]
     app.add_middleware(HeadAsGet)  # innermost: every route sees a HEAD as the GET it stands for
     if settings.cors_origin_list:
         app.add_middleware(

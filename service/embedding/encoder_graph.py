@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
@@ -78,7 +79,7 @@ def initializers(model_dir: Path, listing: Path = MANIFEST_FILE) -> dict[str, np
 
 
 def open_encoder(model_dir: Path, threads: int, precision: str = "fp32",
-                 pool: dict[str, str] = POOL_SPIN_IN_RUN) -> OnnxMiniLM:
+                 pool: Mapping[str, str] = POOL_SPIN_IN_RUN) -> OnnxMiniLM:
     """A checked encoder for the weights in `model_dir`, fp32 or int8 (int8_graph.py), its thread pool set by
     `pool` (ONNX Runtime session config entries; bench/embedder_pool.py compares others). Raises
     EmbeddingUnavailable."""

@@ -14,8 +14,10 @@ stored vectors stay comparable. Importing this module imports neither torch nor 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -28,7 +30,8 @@ CHECK_FILE = Path(__file__).with_name("data") / "minilm_check.json"
 # The intra-op pool's threads spin between the ops of one run (a sleeping pool is woken ~150 times a text) and stop
 # when the run returns: spinning on between calls took the web server's and the database's CPU (write p95 x2).
 # bench/embedder_pool.py measures this against a pool that sleeps and one that spins on.
-POOL_SPIN_IN_RUN = {"session.intra_op.allow_spinning": "1", "session.force_spinning_stop": "1"}
+POOL_SPIN_IN_RUN: Mapping[str, str] = MappingProxyType({"session.intra_op.allow_spinning": "1",
+                                                       "session.force_spinning_stop": "1"})
 
 
 class OnnxRefused(Exception):
@@ -59,7 +62,7 @@ class OnnxMiniLM:
 
     def __init__(self, graph: Path | bytes, model_dir: Path, threads: int,
                  initializers: dict[str, np.ndarray] | None = None,
-                 pool: dict[str, str] = POOL_SPIN_IN_RUN) -> None:
+                 pool: Mapping[str, str] = POOL_SPIN_IN_RUN) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -34,8 +34,7 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[schem
     """The schema of a live server whose profile alpha holds active, superseded and retired facts and a
     query log; and alpha's Authorization header."""
     directory: Path = tmp_path_factory.mktemp("schemathesis")
-    services = build_services(Settings(data_dir=directory, embedder="none"))
-    try:
+    with build_services(Settings(data_dir=directory, embedder="none")) as services:
         alpha = make_profile(services, "alpha")
         make_profile(services, "beta")
         ref = services.profiles.get("alpha")
@@ -56,8 +55,6 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[schem
         })
         with running(create_app(services=services)) as url:
             yield schemathesis.openapi.from_url(f"{url}/openapi.json", config=config), alpha.headers
-    finally:
-        services.close()
 
 
 def _broken(case: schemathesis.Case) -> set[ParameterLocation]:

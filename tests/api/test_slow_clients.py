@@ -26,11 +26,8 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version
 @pytest.fixture
 def sqlite_services(tmp_path, request) -> Iterator[Services]:
     overrides = getattr(request, "param", {})
-    services = build_services(Settings(data_dir=tmp_path, embedder="none", **overrides))
-    try:
+    with build_services(Settings(data_dir=tmp_path, embedder="none", **overrides)) as services:
         yield services
-    finally:
-        services.close()
 
 
 @contextmanager

@@ -45,11 +45,8 @@ def test_round_trip_with_json(env: dict[str, str]) -> None:
     assert [t["token_id"] for t in tokens] == [issued["token_id"]] and tokens[0]["active"] is True
     assert issued["token"] not in out  # never shown again
 
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         assert services.profiles.authenticate(f"Bearer {issued['token']}", "work").name == "work"
-    finally:
-        services.close()
 
     code, out = run("token", "revoke", issued["token_id"], "--json")
     assert code == 0 and json.loads(out)["revoked"] is True

@@ -27,8 +27,7 @@ def env(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> N
 @pytest.fixture
 def document(env: None) -> dict:
     """alpha's export: an active fact, a superseded one and its successor, a retired one, two searches."""
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         alpha = services.profiles.create("alpha")
         services.profiles.create("beta")
         services.facts.write(alpha, title="Editor", text="Uses Helix.", kind="preference", tags=["tools"])
@@ -39,8 +38,6 @@ def document(env: None) -> dict:
         services.search.search(alpha, "deploys")
         services.search.search(alpha, "nothing like it")
         return portability.export_profile(services.store, alpha)
-    finally:
-        services.close()
 
 
 def import_(path: Path, profile: str = "beta") -> tuple[int, dict]:
@@ -49,13 +46,10 @@ def import_(path: Path, profile: str = "beta") -> tuple[int, dict]:
 
 
 def counts(profile: str) -> tuple[int, int]:
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         ref = services.profiles.get(profile)
         stats = services.stats.stats(ref)
         return stats["facts"] + stats["retired"] + stats["superseded"], len(services.query_log.listing(ref, 500))
-    finally:
-        services.close()
 
 
 def for_beta(document: dict) -> dict:

@@ -26,14 +26,11 @@ def run(*args: str) -> tuple[int, str]:
 
 
 def test_redact_from_the_command_line(env: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         p = services.profiles.create("work")
         uid = services.facts.write(p, title="Token", text="The token is tok_live_123456.", kind="reference",
                                    tags=[]).fact.uid
         services.search.search(p, "tok_live_123456")
-    finally:
-        services.close()
 
     code, out = run("redact", uid, "--reason", "live token", "--match", "tok_live_123456", "--dry-run")
     assert code == 0 and "would redact" in out and "1 query-log row" in out
@@ -59,15 +56,12 @@ def test_a_second_run_with_match_finishes_what_the_first_left(env: None, tmp_pat
     they share, the --match advice); a second run with --match scrubs them from the query log, the summary,
     the export and (SQLite) the database file, and extends the record."""
     secret = "tok_live_9f8e7d6c5b4a3"
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         p = services.profiles.create("work")
         uid = services.facts.write(p, title="Deploy token", text=f"The staging deploy bot uses {secret}.",
                                    kind="reference", tags=[]).fact.uid
         for query in (secret, f"is {secret} still valid", "staging deploy bot", "editor"):
             services.search.search(p, query)
-    finally:
-        services.close()
 
     code, out = run("redact", uid, "--reason", "live token", "--json")
     first = json.loads(out)
@@ -88,13 +82,10 @@ def test_a_second_run_with_match_finishes_what_the_first_left(env: None, tmp_pat
     code, out = run("export", "work")
     assert code == 0 and secret not in out and "staging deploy bot" in out  # the other searches stay
     assert json.loads(out)["facts"][0]["redaction"]["queries_redacted"] == 2
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         p = services.profiles.get("work")
         summary = services.query_log.summary(p, 30)
         assert secret not in json.dumps(summary) and summary["totals"]["distinct_queries"] == 4
-    finally:
-        services.close()
     if database_url.startswith("sqlite"):
         data = b"".join(f.read_bytes() for f in (tmp_path / "memory.db", tmp_path / "memory.db-wal") if f.exists())
         assert secret.encode() not in data and b"staging deploy bot" in data

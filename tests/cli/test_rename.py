@@ -104,14 +104,11 @@ async def test_a_renamed_profile_keeps_its_history_and_tokens_in_a_running_serve
         services.close()
 
     # After a restart: a fresh process, a fresh index.
-    restarted = build_services(Settings())
-    try:
+    with build_services(Settings()) as restarted:
         profile = restarted.profiles.authenticate(f"Bearer {access.token}", "acme-work")
         found = restarted.search.search(profile, "ruff commit")
         assert found.matched_count == 1 and found.facts[0].fact.title == "Linters"
         assert len(restarted.query_log.listing(profile, 50)) == 6  # 3 before the rename, 2 after, 1 now
-    finally:
-        restarted.close()
 
     code, out = run("token", "list", "acme-work", "--json")
     assert [t["token_id"] for t in json.loads(out)["tokens"]] == [access.token_id]

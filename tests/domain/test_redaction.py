@@ -183,8 +183,7 @@ def test_dry_run_and_bad_input(services: Services, alpha: ProfileAccess) -> None
 
 def test_vectors_are_dropped_and_never_remade(tmp_path: Path, database_url: str) -> None:
     settings = Settings(data_dir=tmp_path, database_url=database_url, embedder="none")
-    services = build_services(settings, embedder=FakeEmbedder())  # type: ignore[arg-type]
-    try:
+    with build_services(settings, embedder=FakeEmbedder()) as services:  # type: ignore[arg-type]
         p = services.profiles.create("alpha")
         uid = services.facts.write(p, title="Deploy token", text=f"Deploy with {SECRET}.", kind="reference",
                                    tags=[]).fact.uid
@@ -199,8 +198,6 @@ def test_vectors_are_dropped_and_never_remade(tmp_path: Path, database_url: str)
             assert conn.execute(sa.text("SELECT count(*) FROM fact_vectors")).scalar_one() == 0
         assert services.backend.status()["facts_without_vector"] == 0
         assert services.search.search(p, "deploy").mode == "hybrid"  # not degraded by the hole
-    finally:
-        services.close()
 
 
 def test_sqlite_file_and_wal_keep_no_trace(tmp_path: Path, alpha: ProfileAccess, services: Services,
@@ -234,9 +231,8 @@ def test_export_and_import_carry_redactions(services: Services, alpha: ProfileAc
     item = next(f for f in document["facts"] if f["uid"] == seeded.token_fact)
     assert item["redaction"]["operator"] == "alice" and "redaction" not in document["facts"][-1]
 
-    target = build_services(Settings(data_dir=tmp_path / "b", database_url=f"sqlite:///{tmp_path / 'b.db'}",
-                                     embedder="none"))
-    try:
+    with build_services(Settings(data_dir=tmp_path / "b", database_url=f"sqlite:///{tmp_path / 'b.db'}",
+                                 embedder="none")) as target:
         beta = target.profiles.create("alpha")
         for broken_edit in (lambda f: f.update(text="the words again"),
                             lambda f: f["redaction"].update(text_sha256="xyz"),
@@ -252,5 +248,3 @@ def test_export_and_import_carry_redactions(services: Services, alpha: ProfileAc
             p, "deploy token").matched_count
         again = RedactionService(target.store).redact(seeded.token_fact, reason="x", operator="bob")
         assert again.already
-    finally:
-        target.close()

@@ -110,21 +110,15 @@ def _cli(*args: str) -> tuple[int, dict]:
 def test_switching_precision_reports_the_other_models_vectors_and_reembeds_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_DATA_DIR", str(tmp_path))
-    services = build_services(Settings(data_dir=tmp_path, embedder_precision="fp32"))
-    try:
+    with build_services(Settings(data_dir=tmp_path, embedder_precision="fp32")) as services:
         services.embedder.embed_documents(["loaded"])  # writes never wait for a loading model
         profile = services.profiles.create("work")
         for n, text in enumerate(TEXTS[:4]):
             services.facts.write(profile, title=f"fact {n}", text=text, kind="project", tags=[])
-    finally:
-        services.close()
 
-    services = build_services(Settings())  # the default: int8
-    try:
+    with build_services(Settings()) as services:  # the default: int8
         embedder = services.readiness()["checks"]["embedder"]
         assert embedder["stale_vectors"] == {MODEL_ID: 4} and "memory reindex --reembed" in embedder["fix"]
-    finally:
-        services.close()
     code, out = _cli("check")
     assert code == 1 and out["differences"]["work"]["facts_without_current_vector"] == 4
     assert out["differences"]["work"]["current_model"] == f"{MODEL_ID}+int8"
@@ -134,13 +128,10 @@ def test_switching_precision_reports_the_other_models_vectors_and_reembeds_them(
     assert code == 0
     assert _cli("check") == (0, {"ok": True, "differences": {},
                                  "embedder": {"model": f"{MODEL_ID}+int8", "precision": "int8"}})
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         assert "stale_vectors" not in services.readiness()["checks"]["embedder"]
         found = services.search.search(services.profiles.get("work"), "where does the canonical data live")
         assert found.mode == "hybrid" and found.facts[0].fact.text == TEXTS[3]
-    finally:
-        services.close()
 
 
 def test_weights_of_another_shape_are_the_embedders_error(tmp_path: Path) -> None:
@@ -166,18 +157,14 @@ def test_an_fp32_store_switches_to_the_int8_default_without_downtime(tmp_path: P
     /readyz shows what is left and then nothing."""
     import threading
 
-    services = build_services(Settings(data_dir=tmp_path, embedder_precision="fp32"))
-    try:
+    with build_services(Settings(data_dir=tmp_path, embedder_precision="fp32")) as services:
         services.embedder.embed_documents(["loaded"])
         profile = services.profiles.create("work")
         for n in range(70):
             services.facts.write(profile, title=f"fact {n}", text=f"{TEXTS[n % 4]} (note {n})", kind="project",
                                  tags=[])
-    finally:
-        services.close()
 
-    services = build_services(Settings(data_dir=tmp_path))  # the default: int8
-    try:
+    with build_services(Settings(data_dir=tmp_path)) as services:  # the default: int8
         services.embedder.embed_documents(["loaded"])
         embedder = services.readiness()["checks"]["embedder"]
         assert embedder["stale_vectors"] == {MODEL_ID: 70} and "background" in embedder["fix"]
@@ -194,5 +181,3 @@ def test_an_fp32_store_switches_to_the_int8_default_without_downtime(tmp_path: P
         assert ready["checks"]["search"]["facts_without_vector"] == 0
         found = services.search.search(profile, "where does the canonical data live")
         assert found.mode == "hybrid" and TEXTS[3] in found.facts[0].fact.text
-    finally:
-        services.close()

@@ -99,22 +99,18 @@ async def test_a_foreign_origin_is_a_json_rpc_403_like_every_other_refusal(base_
 
 
 async def test_an_origin_in_cors_origins_is_admitted(tmp_path) -> None:
-    services = build_services(Settings(data_dir=tmp_path, embedder="none", cors_origins="https://app.example"))
-    try:
+    with build_services(Settings(data_dir=tmp_path, embedder="none", cors_origins="https://app.example")) as services:
         access = make_profile(services, "alpha")
         with running(create_app(services=services)) as url:
             for origin, status in (("https://app.example", 200), ("https://app.example:8443", 403)):
                 response = httpx.post(f"{url}/mcp/alpha", json=LIST,
                                       headers={**ACCEPT, **access.headers, "Origin": origin})
                 assert response.status_code == status, (origin, response.text)
-    finally:
-        services.close()
 
 
 async def test_allowed_hosts_with_a_port_admit_only_that_port(tmp_path) -> None:
     settings = Settings(data_dir=tmp_path, embedder="none", allowed_hosts="memory.example.com:8443,lan.example:*")
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         access = make_profile(services, "alpha")
         with running(create_app(services=services)) as url:
             for host, status in (("memory.example.com:8443", 200), ("memory.example.com", 421),
@@ -122,8 +118,6 @@ async def test_allowed_hosts_with_a_port_admit_only_that_port(tmp_path) -> None:
                 response = httpx.post(f"{url}/mcp/alpha", json=LIST,
                                       headers={**ACCEPT, **access.headers, "Host": host})
                 assert response.status_code == status, (host, response.text)
-    finally:
-        services.close()
 
 
 @pytest.mark.parametrize("request_id", [{"a": 1}, 1.5, None, True, [1]])

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.routing import Match
 
 from service.api.app import create_app
 from service.container import Services
@@ -143,3 +144,12 @@ def _uid(services: Services, title: str) -> str:
 def alpha_token(services: Services) -> str:
     services.profiles.create("alpha")
     return services.profiles.issue_token("alpha").token
+
+
+async def test_an_mcp_call_is_matched_by_the_first_route(app: FastAPI, endpoint: MCPEndpoint) -> None:
+    """Every agent's every call is an MCP POST: the router tries routes in order, so the MCP routes come first
+    rather than behind each REST router (service.api.app)."""
+    scope = {"type": "http", "method": "POST", "path": "/mcp/alpha", "root_path": "", "headers": [],
+             "query_string": b""}
+    first = next(r for r in app.router.routes if r.matches(scope)[0] is Match.FULL)
+    assert first is app.router.routes[0] and first.endpoint is endpoint  # type: ignore[attr-defined]

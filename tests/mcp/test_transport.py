@@ -53,8 +53,7 @@ async def test_unknown_host_is_refused_with_advice(base_url: str, alpha: Profile
 
 async def test_allowed_hosts_admit_a_proxy_name(tmp_path) -> None:
     settings = Settings(data_dir=tmp_path, embedder="none", allowed_hosts="memory.example.com")
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         access = make_profile(services, "alpha")
         with running(create_app(services=services)) as url:
             headers = {**ACCEPT, **access.headers, "Host": "memory.example.com"}
@@ -63,5 +62,3 @@ async def test_allowed_hosts_admit_a_proxy_name(tmp_path) -> None:
             origin = httpx.post(f"{url}/mcp/alpha", json=LIST,
                                 headers={**headers, "Origin": "https://evil.example"})
             assert origin.status_code == 403
-    finally:
-        services.close()

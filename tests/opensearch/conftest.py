@@ -138,17 +138,11 @@ def os_settings(tmp_path: Path, database_url: str, os_cluster: Cluster, os_prefi
 
 @pytest.fixture
 def os_services(os_settings: Settings) -> Iterator[Services]:
-    svc = build_services(os_settings)
-    try:
+    with build_services(os_settings) as svc:
         yield svc
-    finally:
-        svc.close()
 
 
 @pytest.fixture
 def pg_os_services(tmp_path: Path, pg_database_url: str, os_cluster: Cluster, os_prefix: str) -> Iterator[Services]:
-    svc = build_services(mirrored_settings(tmp_path, pg_database_url, os_cluster, os_prefix))
-    try:
+    with build_services(mirrored_settings(tmp_path, pg_database_url, os_cluster, os_prefix)) as svc:
         yield svc
-    finally:
-        svc.close()

@@ -91,13 +91,11 @@ def _check(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cluster: Cluster, pr
 
 def test_the_nodes_version_is_reported_without_a_note(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                       real_opensearch: Cluster, prefix: str) -> None:
-    services = build_services(mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", real_opensearch, prefix))
-    try:
+    with build_services(mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", real_opensearch,
+                                          prefix)) as services:
         assert isinstance(services.backend, OpenSearchBackend)
         services.backend.upkeep.prepare()
         status = services.backend.status()
-    finally:
-        services.close()
     number = real_opensearch.client().info()["version"]["number"]
     assert (status["state"], status["cluster_version"], status["notes"]) == ("ready", number, [])
     code, printed, answer = _check(monkeypatch, tmp_path, real_opensearch, prefix)
@@ -111,9 +109,8 @@ def test_a_newer_version_is_used_with_a_note(monkeypatch: pytest.MonkeyPatch, tm
     note = (f"OpenSearch 3.6.0 is newer than the versions this release is tested on ({TESTED_ON}): it is used all "
             "the same; `memory check` compares the mirror with the canonical store")
     try:
-        services = build_services(mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", proxy.cluster,
-                                                    prefix))
-        try:
+        with build_services(mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", proxy.cluster,
+                                              prefix)) as services:
             with caplog.at_level(logging.WARNING):
                 alpha = services.profiles.create("alpha")
                 services.facts.write(alpha, title="Deploys", text="Argo CD syncs the cluster.", kind="project", tags=[])
@@ -126,8 +123,6 @@ def test_a_newer_version_is_used_with_a_note(monkeypatch: pytest.MonkeyPatch, tm
             status = services.backend.status()
             assert (status["state"], status["cluster_version"], status["notes"]) == ("ready", "3.6.0", [note])
             assert [r.getMessage() for r in caplog.records if "newer than" in r.getMessage()] == [note]  # once
-        finally:
-            services.close()
         code, printed, answer = _check(monkeypatch, tmp_path, proxy.cluster, prefix)
         assert code == 0
         assert printed.splitlines() == ["the cluster (OpenSearch 3.6.0) can serve this release", f"note: {note}"]

@@ -22,12 +22,9 @@ pytestmark = pytest.mark.opensearch
 @pytest.fixture
 def mirrored(tmp_path: Path, database_url: str, real_opensearch: Cluster, prefix: str,
              minilm: Embedder) -> Iterator[Services]:  # noqa: F811
-    services = build_services(mirrored_settings(tmp_path, database_url, real_opensearch, prefix, embedder="minilm"),
-                              embedder=minilm)
-    try:
+    with build_services(mirrored_settings(tmp_path, database_url, real_opensearch, prefix, embedder="minilm"),
+                        embedder=minilm) as services:
         yield services
-    finally:
-        services.close()
 
 
 def test_similar_pairs_group_and_counts_hold_in_opensearch_mode(mirrored: Services) -> None:

@@ -26,15 +26,12 @@ FACTS = 150  # more than two batches
 
 
 def _document(tmp_path: Path) -> Path:
-    source = build_services(Settings(data_dir=tmp_path / "src", embedder="none"))
-    try:
+    with build_services(Settings(data_dir=tmp_path / "src", embedder="none")) as source:
         profile = source.profiles.create("alpha")
         for n in range(FACTS):
             source.facts.write(profile, title=f"Runbook {n}", text=f"Service {n} deploys with Argo CD on Fridays.",
                                kind="project", tags=["deploy"])
         document = portability.export_profile(source.store, profile)
-    finally:
-        source.close()
     path = tmp_path / "alpha.json"
     path.write_text(json.dumps(document))
     return path
@@ -44,23 +41,17 @@ def test_import_stores_each_fact_with_its_vector(tmp_path: Path, monkeypatch: py
     document = _document(tmp_path)
     monkeypatch.setenv("MEMORY_DATA_DIR", str(tmp_path / "dst"))
     monkeypatch.setenv("MEMORY_EMBEDDER", "minilm")
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         services.profiles.create("alpha")
-    finally:
-        services.close()
     result = CliRunner().invoke(app, ["import", "alpha", str(document), "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output.strip().splitlines()[-1])
     assert (out["imported"], out["embedded"]) == (FACTS, FACTS)
-    services = build_services(Settings())
-    try:
+    with build_services(Settings()) as services:
         services.embedder.start()
         found = services.search.search(services.profiles.get("alpha"), "how does service 7 get deployed?")
         assert found.mode == "hybrid" and found.matched_count is not None  # no fact waits for a vector
         assert services.readiness()["checks"]["search"].get("facts_without_vector", 0) == 0
-    finally:
-        services.close()
 
 
 def test_the_mirror_receives_each_imported_fact_once_with_its_vector(
@@ -71,11 +62,8 @@ def test_the_mirror_receives_each_imported_fact_once_with_its_vector(
                        "MEMORY_EMBEDDER": "minilm", "MEMORY_SEARCH": "opensearch",
                        **os_cluster.env(os_prefix)}.items():
         monkeypatch.setenv(key, value)
-    services = build_services(Settings(opensearch_sync_interval=3600))  # no worker cycle in between
-    try:
+    with build_services(Settings(opensearch_sync_interval=3600)) as services:  # no worker cycle in between
         services.profiles.create("alpha")
-    finally:
-        services.close()
     sent: Counter[str] = Counter()
     original = Mirror.bulk
 

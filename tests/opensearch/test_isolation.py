@@ -24,12 +24,9 @@ from tests.support.clusters import Cluster
 
 @pytest.fixture
 def services(tmp_path: Path, database_url: str, os_cluster: Cluster, os_prefix: str) -> Iterator[Services]:
-    svc = build_services(mirrored_settings(tmp_path, database_url, os_cluster, os_prefix,
-                                           opensearch_sync_interval=0.2))
-    try:
+    with build_services(mirrored_settings(tmp_path, database_url, os_cluster, os_prefix,
+                                          opensearch_sync_interval=0.2)) as svc:
         yield svc
-    finally:
-        svc.close()
 
 
 def _backend(services: Services) -> OpenSearchBackend:

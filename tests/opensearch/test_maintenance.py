@@ -108,13 +108,10 @@ def test_changes_during_a_rebuild_reach_the_new_index(os_services: Services, mon
 
 
 def test_import_in_opensearch_mode_fills_the_mirror(env: None, os_services: Services, tmp_path: Path) -> None:
-    elsewhere = build_services(Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path}/elsewhere.db",
-                                        embedder="none", search="embedded"))  # another store
-    try:
+    with build_services(Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path}/elsewhere.db",
+                                 embedder="none", search="embedded")) as elsewhere:  # another store
         corpus.load(elsewhere, elsewhere.profiles.create("alpha"))
         document = portability.export_profile(elsewhere.store, elsewhere.profiles.get("alpha"))
-    finally:
-        elsewhere.close()
     path = tmp_path / "alpha.json"
     path.write_text(json.dumps(document))
     os_services.profiles.create("beta")

@@ -154,9 +154,8 @@ def test_facts_written_without_a_vector_are_embedded_and_sent_again(tmp_path: Pa
                                                                      os_client: OpenSearch) -> None:
     embedder = FakeEmbedder()
     embedder.loaded = False  # still loading when the facts are written
-    services = build_services(mirrored_settings(tmp_path, database_url, os_cluster, os_prefix, embedder="minilm"),
-                              embedder=embedder)
-    try:
+    with build_services(mirrored_settings(tmp_path, database_url, os_cluster, os_prefix, embedder="minilm"),
+                        embedder=embedder) as services:
         alpha = services.profiles.create("alpha")
         fact = services.facts.write(alpha, title="Deploy to Kubernetes", text="Argo CD", kind="project",
                                     tags=[]).fact
@@ -172,8 +171,6 @@ def test_facts_written_without_a_vector_are_embedded_and_sent_again(tmp_path: Pa
             outbox = session.exec(select(OutboxRow).where(OutboxRow.entity == "fact")).all()
         assert len(outbox) == 2 and found["_version"] == max(o.id for o in outbox)  # enqueued again, later
         assert all(o.delivered_at is not None for o in outbox)
-    finally:
-        services.close()
 
 
 def test_an_unreadable_query_matches_nothing_in_both_backends(tmp_path: Path, database_url: str,

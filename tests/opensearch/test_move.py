@@ -74,11 +74,8 @@ def answers(services: Services) -> tuple[dict[str, Any], set[str]]:
 @pytest.fixture
 def source(tmp_path: Path) -> Iterator[Services]:
     (tmp_path / "src").mkdir()
-    services = build_services(Settings(data_dir=tmp_path / "src", embedder="minilm"), embedder=FakeEmbedder())
-    try:
+    with build_services(Settings(data_dir=tmp_path / "src", embedder="minilm"), embedder=FakeEmbedder()) as services:
         yield services
-    finally:
-        services.close()
 
 
 def test_embedded_to_postgres_and_opensearch_keeps_every_answer(

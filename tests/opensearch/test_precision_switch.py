@@ -28,21 +28,17 @@ def test_an_fp32_mirror_keeps_serving_and_names_the_reindex(tmp_path: Path, real
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             caplog: pytest.LogCaptureFixture) -> None:
     database_url = f"sqlite:///{tmp_path}/memory.db"
-    services = build_services(mirrored_settings(tmp_path, database_url, real_opensearch, prefix, embedder="minilm",
-                                                 embedder_precision="fp32"))
-    try:
+    with build_services(mirrored_settings(tmp_path, database_url, real_opensearch, prefix, embedder="minilm",
+                                          embedder_precision="fp32")) as services:
         services.embedder.embed_documents(["loaded"])
         work = services.profiles.create("work")
         for n, text in enumerate(FACTS):
             services.facts.write(work, title=f"fact {n}", text=text, kind="project", tags=[])
         services.backend.sync_now()  # type: ignore[attr-defined]
-    finally:
-        services.close()
 
     settings = mirrored_settings(tmp_path, database_url, real_opensearch, prefix, embedder="minilm")  # int8
     assert settings.embedder_precision == "int8"
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         services.embedder.embed_documents(["loaded"])
         with caplog.at_level(logging.WARNING, logger="service"), TestClient(create_app(services=services)):
             pass  # the app's start-up: what `memory serve` says
@@ -52,8 +48,6 @@ def test_an_fp32_mirror_keeps_serving_and_names_the_reindex(tmp_path: Path, real
         assert embedder["stale_vectors"] == {MODEL_ID: 3} and embedder["fix"] == "memory reindex --reembed"
         found = services.search.search(services.profiles.get("work"), "the canonical store PostgreSQL")
         assert found.facts and found.facts[0].fact.text == FACTS[2]  # still serving, by words at least
-    finally:
-        services.close()
 
     env = {"MEMORY_DATA_DIR": str(tmp_path), "MEMORY_DATABASE_URL": database_url, "MEMORY_EMBEDDER": "minilm",
            "MEMORY_SEARCH": "opensearch", **real_opensearch.env(prefix)}
@@ -61,12 +55,9 @@ def test_an_fp32_mirror_keeps_serving_and_names_the_reindex(tmp_path: Path, real
         monkeypatch.setenv(key, value)
     result = CliRunner().invoke(cli, ["reindex", "--reembed", "--json"])
     assert result.exit_code == 0, result.output
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         assert "stale_vectors" not in services.readiness()["checks"]["embedder"]
         found = services.search.search(services.profiles.get("work"), "which database holds the data")
         assert found.mode == "hybrid" and found.facts[0].fact.text == FACTS[2]
-    finally:
-        services.close()
     result = CliRunner().invoke(cli, ["check", "--json"])
     assert json.loads(result.output)["embedder"] == {"model": f"{MODEL_ID}+int8", "precision": "int8"}

@@ -31,11 +31,8 @@ pytestmark = pytest.mark.opensearch
 def hybrid(tmp_path: Path, real_opensearch: Cluster, prefix: str) -> Iterator[Services]:
     settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", real_opensearch, prefix,
                                  embedder="minilm", min_similarity=0.5, similar_threshold=0.9)
-    services = build_services(settings, embedder=FakeEmbedder())
-    try:
+    with build_services(settings, embedder=FakeEmbedder()) as services:
         yield services
-    finally:
-        services.close()
 
 
 def backend_of(services: Services) -> OpenSearchBackend:

@@ -137,8 +137,7 @@ def test_the_password_never_leaves_the_process(kind: str, secured_opensearch: No
     caplog.set_level(logging.DEBUG)  # every logger, every level: opensearch-py's and urllib3's debug lines too
     seen: dict[str, str] = {}
     with scenario(kind, secured_opensearch, tmp_path) as case:
-        services = build_services(case.settings)  # starts the sync worker: its first cycle fails and logs
-        try:
+        with build_services(case.settings) as services:  # starts the sync worker: its first cycle fails and logs
             backend = services.backend
             assert isinstance(backend, OpenSearchBackend)
             alpha = make_profile(services, "alpha")
@@ -178,8 +177,6 @@ def test_the_password_never_leaves_the_process(kind: str, secured_opensearch: No
             with services.db.read() as session:
                 seen["outbox"] = json.dumps([row[0] for row in session.execute(sa.text("SELECT last_error FROM outbox"))])
             ready = answers["readyz"].json()
-        finally:
-            services.close()
         runner = CliRunner()
         outputs = {}
         for command in (["check", "--json"], ["reindex", "--json"]):

@@ -126,8 +126,7 @@ def forwarder(bind: str, target: tuple[str, int]) -> Iterator[int]:
 def test_username_password_and_the_ca_run_the_whole_mirror(secured_opensearch: Node, tmp_path: Path) -> None:
     settings = node_settings(secured_opensearch, tmp_path)
     assert probe(settings) == (True, None)
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         backend = services.backend
         assert isinstance(backend, OpenSearchBackend)
         alpha = services.profiles.create("alpha")
@@ -139,8 +138,6 @@ def test_username_password_and_the_ca_run_the_whole_mirror(secured_opensearch: N
         assert found.matched_count == 1 and found.mode != "degraded"
         status = backend.status()
         assert status["state"] == "ready" and status["reachable"] is True and status["problems"] == []
-    finally:
-        services.close()
 
 
 def test_mtls_with_the_admin_client_certificate(secured_opensearch: Node, tmp_path: Path) -> None:
@@ -184,8 +181,7 @@ def test_a_wrong_password_is_refused_credentials_not_unreachable(secured_opensea
     error = failure(settings)
     assert isinstance(error, CredentialsRefused) and error.message == expected.format("info")
 
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         backend = services.backend
         assert isinstance(backend, OpenSearchBackend)
         with pytest.raises(CredentialsRefused):
@@ -196,8 +192,6 @@ def test_a_wrong_password_is_refused_credentials_not_unreachable(secured_opensea
         assert status["last_error"].startswith("OpenSearch refused the credentials of user 'admin' (401 on ")
         assert not any("unreachable" in problem for problem in status["problems"])
         assert services.readiness()["checks"]["search"]["problems"] == status["problems"]
-    finally:
-        services.close()
 
 
 def test_no_credentials_at_all(secured_opensearch: Node, tmp_path: Path) -> None:
@@ -221,8 +215,7 @@ def test_a_missing_permission_is_named_as_opensearch_names_it(secured_opensearch
         assert caught.value.message == (f"OpenSearch denied bulk: user {user!r} lacks the permission "
                                         "[indices:data/write/bulk] (403); grant it to a role mapped to that user")
 
-        services = build_services(settings)
-        try:
+        with build_services(settings) as services:
             backend = services.backend
             assert isinstance(backend, OpenSearchBackend)
             services.profiles.create("alpha")
@@ -236,8 +229,6 @@ def test_a_missing_permission_is_named_as_opensearch_names_it(secured_opensearch
             # and every other permission of the role it lacks, named up front by the probes (permissions.py)
             assert any("lacks the cluster permission [indices:data/read/msearch]" in line
                        for line in status["problems"]), status["problems"]
-        finally:
-            services.close()
 
 
 def test_no_ca_setting_names_it(secured_opensearch: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,8 +29,5 @@ def profile(services: Services) -> ProfileRef:
 @pytest.fixture
 def other(settings: Settings) -> Iterator[Services]:
     """A second process on the same canonical store."""
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         yield services
-    finally:
-        services.close()

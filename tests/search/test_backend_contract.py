@@ -72,11 +72,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         cluster: Cluster = request.getfixturevalue("cluster_" + where)
         values.update(search="opensearch", **cluster.settings(request.getfixturevalue("prefix")),
                       opensearch_sync_interval=60.0, opensearch_timeout=5.0)
-    services = build_services(Settings(**values), embedder=FakeEmbedder() if hybrid else None)  # type: ignore[arg-type]
-    try:
+    with build_services(Settings(**values),
+                        embedder=FakeEmbedder() if hybrid else None) as services:  # type: ignore[arg-type]
         yield Backend(services, hybrid, mirrored=where != "embedded")
-    finally:
-        services.close()
 
 
 @pytest.fixture
@@ -212,9 +210,8 @@ def test_per_hit_scores_agree_with_the_embedded_backend(backend: Backend, tmp_pa
     what it must be everywhere (in (0, 1], best first): its BM25 part is each engine's own."""
     assert backend.mirrored  # the embedded backend is the reference
     (tmp_path / "reference").mkdir()
-    reference = build_services(Settings(**_settings(tmp_path / "reference", backend.hybrid)),  # type: ignore[arg-type]
-                               embedder=FakeEmbedder() if backend.hybrid else None)
-    try:
+    with build_services(Settings(**_settings(tmp_path / "reference", backend.hybrid)),  # type: ignore[arg-type]
+                        embedder=FakeEmbedder() if backend.hybrid else None) as reference:
         here = Backend(reference, backend.hybrid, mirrored=False)
         titles = {uid: title for title, uid in corpus.load(backend.services, backend.profile).items()}
         reference_titles = {uid: title for title, uid in corpus.load(reference, here.profile).items()}
@@ -230,8 +227,6 @@ def test_per_hit_scores_agree_with_the_embedded_backend(backend: Backend, tmp_pa
             assert parts(mirrored, titles) == parts(local, reference_titles), query
             scores = [f.score for f in mirrored.facts]
             assert scores == sorted(scores, reverse=True) and all(0.0 < s <= 1.0 for s in scores), query
-    finally:
-        reference.close()
 
 
 def test_a_title_match_ranks_above_a_text_match(backend: Backend) -> None:

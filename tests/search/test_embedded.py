@@ -61,8 +61,7 @@ def test_limit_cuts_returned_not_matched(services: Services, profile: ProfileRef
 
 
 def test_another_process_sees_a_write_at_once(settings: Settings, services: Services, profile: ProfileRef) -> None:
-    other = build_services(settings)  # a second process on the same canonical store
-    try:
+    with build_services(settings) as other:  # a second process on the same canonical store
         other_profile = other.profiles.get("alpha")
         assert other.search.search(other_profile, "zeppelin hangar").matched_count == 0
         write(services, profile, "Zeppelin", "The zeppelin hangar is in Friedrichshafen.")
@@ -70,8 +69,6 @@ def test_another_process_sees_a_write_at_once(settings: Settings, services: Serv
         uid = other.search.search(other_profile, "zeppelin hangar").facts[0].fact.uid
         services.facts.update(profile, uid, title="Airship hangar")
         assert other.search.search(other_profile, "airship hangar").facts[0].fact.title == "Airship hangar"
-    finally:
-        other.close()
 
 
 def test_profiles_do_not_see_each_other(services: Services, profile: ProfileRef) -> None:

@@ -13,8 +13,7 @@ from tests.embedding.test_openai import Reply, Stub, stub  # noqa: F401  (the st
 def test_outage_then_recovery(tmp_path: Path, stub: Stub) -> None:  # noqa: F811
     settings = Settings(data_dir=tmp_path, embedder="openai", embedder_url=stub.url, embedder_model="m",
                         embedder_timeout=2, min_similarity=-1.0)
-    services = build_services(settings)
-    try:
+    with build_services(settings) as services:
         services.facts.gate.retry_after_s = 0.0  # shared by facts, search and the index
         profile = services.profiles.create("alpha")
         stub.reply = lambda body: Reply(status=500, body={"error": "overloaded"})
@@ -35,5 +34,3 @@ def test_outage_then_recovery(tmp_path: Path, stub: Stub) -> None:  # noqa: F811
             assert vector_models(session) == {"openai:m": 1}
         assert services.query_log.listing(profile)[1]["matched_count"] is None
         assert services.readiness()["checks"]["embedder"]["state"] == "ready"
-    finally:
-        services.close()

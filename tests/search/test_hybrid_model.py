@@ -113,12 +113,9 @@ def test_a_search_that_does_not_wait_for_the_model_is_degraded_not_wrong(tmp_pat
     """MEMORY_EMBEDDER_WAIT=0: a search during the load runs at once, lexically (tests/domain/test_embed_gate.py
     and tests/mcp/test_fresh_start.py cover the default, where it waits)."""
     settings = Settings(data_dir=tmp_path, embedder="minilm", embedder_wait=0)
-    services = build_services(settings, embedder=MiniLMEmbedder(settings))  # not loaded yet
-    try:
+    with build_services(settings, embedder=MiniLMEmbedder(settings)) as services:  # not loaded yet
         profile = services.profiles.create("alpha")
         found = services.search.search(profile, "anything at all")
         assert found.mode == "degraded" and found.matched_count is None
         row = services.query_log.listing(profile)[0]
         assert row["matched_count"] is None and row["mode"] == "degraded"
-    finally:
-        services.close()

@@ -58,11 +58,8 @@ def test_without_a_vocabulary_every_query_is_read() -> None:
 @pytest.fixture
 def fake_services(tmp_path: Path, database_url: str) -> Iterator[Services]:
     settings = Settings(data_dir=tmp_path, database_url=database_url, embedder="minilm", min_similarity=0.3)
-    services = build_services(settings, embedder=FakeEmbedder(vocabulary=VOCABULARY))
-    try:
+    with build_services(settings, embedder=FakeEmbedder(vocabulary=VOCABULARY)) as services:
         yield services
-    finally:
-        services.close()
 
 
 def test_embedded_backend_counts_no_semantic_match_for_an_unreadable_query(fake_services: Services) -> None:

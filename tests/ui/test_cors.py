@@ -29,11 +29,9 @@ def _preflight(client: TestClient, origin: str) -> httpx.Response:
 
 @pytest.fixture
 def cors_services(tmp_path: Path, database_url: str) -> Iterator[Services]:
-    svc = build_services(Settings(data_dir=tmp_path, database_url=database_url, embedder="none", cors_origins=ALLOWED))
-    try:
+    with build_services(Settings(data_dir=tmp_path, database_url=database_url, embedder="none",
+                                 cors_origins=ALLOWED)) as svc:
         yield svc
-    finally:
-        svc.close()
 
 
 @pytest.fixture
@@ -91,11 +89,8 @@ def test_origins_come_from_the_environment(
     monkeypatch.setenv("MEMORY_CORS_ORIGINS", f"{ALLOWED}, http://second.example")
     settings = Settings(data_dir=tmp_path, database_url=database_url, embedder="none")
     assert settings.cors_origin_list == [ALLOWED, "http://second.example"]
-    svc = build_services(settings)
-    try:
+    with build_services(settings) as svc:
         with TestClient(create_app(services=svc)) as client:
             for origin in (ALLOWED, "http://second.example"):
                 assert _preflight(client, origin).headers["access-control-allow-origin"] == origin
             assert "access-control-allow-origin" not in _preflight(client, OTHER).headers
-    finally:
-        svc.close()

@@ -55,11 +55,8 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 
 @pytest.fixture
 def services(settings: Settings, minilm: Embedder) -> Iterator[Services]:  # noqa: F811
-    svc = build_services(settings, embedder=minilm)
-    try:
+    with build_services(settings, embedder=minilm) as svc:
         yield svc
-    finally:
-        svc.close()
 
 
 @pytest.fixture
