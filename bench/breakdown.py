@@ -12,6 +12,8 @@ and reports what it saw. Per call the parts are:
   ASGI request        the whole request inside the server (auth, MCP framing, the tool, the response)
   auth                the bearer-token check
   MCP tool layer      the SDK's call_tool: argument validation, the tool function, result conversion
+    wait for a worker thread  from the tool handing its domain call to a worker thread until that call starts
+                      (while the query's model run keeps the cores busy, the search waits here)
   domain total        SearchService.search / FactService.write
     embed             the model (a search's query is embedded on its own thread from the moment the MCP
                       endpoint has read the call, overlapping MCP framing, the index sync and the lexical
@@ -38,7 +40,8 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +134,30 @@ def asgi_timer(app: Any, timers: Timers) -> Any:
     return timed
 
 
+@contextmanager
+def worker_start_timed(timers: Timers) -> Iterator[None]:
+    """Time each worker-thread hop from the call until its function starts ("wait for a worker thread"): the
+    tools hand their domain call to anyio's worker threads (service.mcp.tools)."""
+    import anyio.to_thread
+
+    original = anyio.to_thread.run_sync
+
+    async def run_sync(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        asked = time.perf_counter()
+
+        def started(*inner: Any) -> Any:
+            timers.add("wait for a worker thread", time.perf_counter() - asked)
+            return fn(*inner)
+
+        return await original(started, *args, **kwargs)
+
+    anyio.to_thread.run_sync = run_sync  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        anyio.to_thread.run_sync = original  # type: ignore[assignment]
+
+
 def run_client(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[float]:
     result = subprocess.run([sys.executable, "-c", CLIENT, url, token], input=json.dumps(calls),
                             capture_output=True, text=True, timeout=1800)
@@ -168,7 +195,7 @@ def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, d
 
             timers.wrap(ports.SearchRequest, "query_vector", "wait for vector")
             app = create_app(services=services)
-            with running(asgi_timer(app, timers)) as url:
+            with running(asgi_timer(app, timers)) as url, worker_start_timed(timers):
                 run_client(url, token, [("memory_search", {"query": q}) for q in queries[:20]])  # warm-up
                 out: dict[str, dict[str, list[float]]] = {}
                 for label, calls in (("memory_search", [("memory_search", {"query": q}) for q in queries]),
@@ -199,6 +226,7 @@ def report(n: int, results: dict[str, dict[str, list[float]]], calls: int) -> No
                 ("  HTTP + MCP framing", m.get("ASGI request", 0) - m.get("auth", 0) - m.get("MCP tool layer", 0)),
                 ("  MCP tool layer", m.get("MCP tool layer", 0)),
                 ("    serialisation & tool glue", m.get("MCP tool layer", 0) - m.get("domain total", 0)),
+                ("      of which worker-thread wait", m.get("wait for a worker thread", 0)),
                 ("    domain total", m.get("domain total", 0))]
         if tool == "memory_search":
             rows += [("      embed (own thread)", m.get("embed", 0)), ("      backend (rank)", m.get("backend", 0)),
