@@ -103,6 +103,8 @@ class Settings(BaseSettings):
     similar_threshold: float = Field(default=0.75, ge=-1.0, le=1.0)
     lexical_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     fusion_depth: int = Field(default=20, ge=1, le=10_000)
+    # Candidates by meaning and by words the second ranking stage orders (service/domain/ranking).
+    rerank_depth: int = Field(default=40, ge=1, le=1_000)
 
     @model_validator(mode="before")
     @classmethod

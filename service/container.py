@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from service.domain.ports.canonical import CanonicalStore
     from service.domain.profiles import ProfileService
     from service.domain.querylog import QueryLog
+    from service.domain.ranking.weights import Weights
     from service.domain.search import SearchService
     from service.domain.stats import StoreStats
     from service.search.embedded.backend import EmbeddedSearch
@@ -253,13 +254,16 @@ def build_curation(settings: Settings, store: CanonicalStore) -> CurationService
                            threshold=settings.similar_threshold)
 
 
-def build_services(settings: Settings, *, embedder: Embedder | None = None) -> Services:
+def build_services(settings: Settings, *, embedder: Embedder | None = None, ranking: Weights | None = None) -> Services:
+    """`ranking`: the second ranking stage's weights (default: the shipped ones, read now -- a file that does not
+    fit the code stops the start, naming it)."""
     from service.domain.as_of import AsOfService
     from service.domain.curation import CurationService
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
     from service.domain.querylog import QueryLog
+    from service.domain.ranking.weights import shipped
     from service.domain.search import SearchService
     from service.domain.stats import StoreStats
     from service.store.gaps import SqlMissReader
@@ -280,7 +284,8 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None) -> S
         backend=backend,
         profiles=profiles,
         facts=FactService(store, embedder, backend, gate),
-        search=SearchService(store, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait),
+        search=SearchService(store, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait,
+                             weights=ranking or shipped()),
         query_log=query_log,
         stats=StoreStats(store, capabilities.aggregates),
         gaps=GapReport(SqlMissReader(db), embedder, gate, mirrored=capabilities.mirrored),

@@ -33,6 +33,8 @@ PURE = {
     "service.logs", "service.contract", "service.domain.models", "service.domain.validation", "service.domain.reports",
     "service.domain.lexical", "service.search.readable", "service.search.fusion", "service.search.mode",
     "service.domain.gaps",  # the gap report's grouping rule (the store's reader builds its MissedQuery)
+    "service.domain.late",  # token vectors and late interaction (value types and one function)
+    "service.domain.wording",  # what the ranking stage reads of a fact's words (the embedded index keeps it)
 }
 # The ports (the package service.domain.ports: search backend, embedder, canonical store and its records), and
 # the policy of calling the embedder port (embed_gate: both the domain and the embedded backend ask it when the

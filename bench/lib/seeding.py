@@ -1,6 +1,6 @@
-"""Seeding a store fast for the benchmarks: N corpus facts embedded in batches (embed_documents), then
-bulk INSERTed into facts / fact_tags / fact_vectors with change_seq set and profiles.fact_seq bumped, so the
-embedded index picks them up exactly as if they had been written one by one."""
+"""Seeding a store fast for the benchmarks: N corpus facts embedded in batches (embed_facts: vectors and token
+vectors), then bulk INSERTed into facts / fact_tags / fact_vectors with change_seq set and profiles.fact_seq
+bumped, so the embedded index picks them up exactly as if they had been written one by one."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ import random
 import time
 from datetime import datetime, timedelta, timezone
 
-import numpy as np
 import sqlalchemy as sa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench.lib.corpus import FactMaker
 from bench.lib.measure import advance, console, set_torch_threads
 from service.container import Services
+from service.domain.late import Embedding
 from service.domain.models import ProfileRef, embedding_text
+from service.store.vectors import to_bytes
 from service.store.tables import FactRow, FactTag, FactVector, Profile
 
 EMBED_BATCH = 256
@@ -28,7 +29,7 @@ def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker
     now = datetime.now(timezone.utc)
     rng = random.Random(n)
     embedder = services.embedder
-    vectors: np.ndarray | None = None
+    vectors: list[Embedding] | None = None
     timings: dict[str, float] = {}
     progress = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=False)
@@ -40,9 +41,9 @@ def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker
             parts = []
             for i in range(0, n, EMBED_BATCH):
                 batch = facts[i:i + EMBED_BATCH]
-                parts.append(embedder.embed_documents([embedding_text(f["title"], f["text"]) for f in batch]))
+                parts += embedder.embed_facts([embedding_text(f["title"], f["text"]) for f in batch])
                 advance(progress, task, len(batch))
-            vectors = np.concatenate(parts) if parts else None
+            vectors = parts or None
             timings["embed_s"] = time.perf_counter() - started
             set_torch_threads(services.settings.torch_threads)
         task = progress.add_task("inserting rows", total=n)
@@ -72,8 +73,8 @@ def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker
                                      "active": status == "active"})
                 if vectors is not None:
                     vec_rows.append({"fact_id": fid, "profile_id": profile.id, "model": embedder.model_id,
-                                     "dim": int(vectors.shape[1]), "vector": vectors[i].astype(np.float32).tobytes(),
-                                     "created_at": now})
+                                     "dim": int(vectors[i].vector.shape[0]), "vector": to_bytes(vectors[i]),
+                                     "created_at": now})  # with its token vectors, as memory_write stores them
             with services.db.write() as session:
                 session.execute(sa.insert(FactRow), fact_rows)
                 session.execute(sa.insert(FactTag), tag_rows)

@@ -18,13 +18,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from service import ids
 from service.contract import RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX
 from service.clock import utcnow
 from service.domain import validation
 from service.domain.curation import Position, next_position, page_position
+from service.domain.late import Embedding
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult, embedding_text
 from service.domain.embed_gate import EmbedGate
 from service.domain.hits import facts_of
@@ -257,19 +257,19 @@ class FactService:
             cursor = nxt
         return found
 
-    def _embed(self, title: str, text: str) -> np.ndarray | None:
-        """The fact's vector, or None (embedder off, loading or failing): the write goes on; it is embedded
-        later (by the search index's catch-up, or `memory reindex`)."""
+    def _embed(self, title: str, text: str) -> Embedding | None:
+        """The fact's vector and token vectors, or None (embedder off, loading or failing): the write goes on; it
+        is embedded later (by the search index's catch-up, or `memory reindex`)."""
         if not self.gate.usable():
             return None
         try:
-            return self.embedder.embed_documents([embedding_text(title, text)])[0]
+            return self.embedder.embed_facts([embedding_text(title, text)])[0]
         except EmbeddingUnavailable as exc:
             self.gate.failed()
             log.warning("storing fact without a vector for now: %s", exc)
             return None
 
-    def _store_vector(self, uow: UnitOfWork, row: FactRecord, vector: np.ndarray | None, now: Any) -> None:
+    def _store_vector(self, uow: UnitOfWork, row: FactRecord, vector: Embedding | None, now: Any) -> None:
         if vector is not None:
             uow.vectors.put(row, self.embedder.model_id, vector, now)
 

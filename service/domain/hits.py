@@ -6,13 +6,22 @@ in one query (the OpenSearch mirror's hits, or a hit without its fact). memory_s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from service.domain.models import Fact
-from service.domain.ports import Hit
 from service.domain.ports.canonical import CanonicalStore
 
 
-def facts_of(store: CanonicalStore, profile_id: int, hits: Sequence[Hit]) -> dict[str, Fact]:
+class Carrying(Protocol):
+    """A hit or a candidate: a uid, and its fact when the backend handed it back."""
+
+    @property
+    def uid(self) -> str: ...
+    @property
+    def fact(self) -> Fact | None: ...
+
+
+def facts_of(store: CanonicalStore, profile_id: int, hits: Sequence[Carrying]) -> dict[str, Fact]:
     """uid -> fact for each hit whose fact exists (a hit the store no longer knows is left out)."""
     facts = {hit.uid: hit.fact for hit in hits if hit.fact is not None}
     missing = [hit.uid for hit in hits if hit.fact is None]

@@ -22,12 +22,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from service import contract
 from service import clock
 from service.domain import validation
 from service.domain.copies import UidPlan, plan_uids
+from service.domain.late import Embedding
 from service.domain.models import FactStatus
 from service.domain.import_check import check_document
 from service.domain.ports.canonical import CanonicalStore, UnitOfWork
@@ -90,7 +90,7 @@ def _ts(value: Any, field: str) -> datetime:
 
 
 def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[str, Any], *,
-                   vectors: Mapping[str, np.ndarray] | None = None, model: str | None = None) -> dict[str, int]:
+                   vectors: Mapping[str, Embedding] | None = None, model: str | None = None) -> dict[str, int]:
     """All-or-nothing, in one transaction: facts already in this profile (or copied into it before) are
     skipped, and so are query-log rows already there; a uid taken by another profile of the store gets a new
     one, and every uid the document stores is translated with it (service.domain.copies). `vectors` (by the

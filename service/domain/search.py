@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -17,14 +18,30 @@ from service.contract import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
 from service.domain import validation
 from service.domain.embed_gate import EmbedGate
 from service.domain.hits import facts_of
-from service.domain.models import ScoredFact, SearchOutcome
+from service.domain.late import Embedding
+from service.domain.ranking import features, stage
+from service.domain.ranking.weights import Weights, shipped
+from service.domain.models import Fact, ScoredFact, SearchOutcome
 from service.errors import EmbeddingUnavailable, InvalidInput
-from service.domain.ports import Embedder, SearchBackend, SearchHits, SearchRequest
+from service.domain.ports import Embedder, Hit, Pool, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.ports.canonical import CanonicalStore
 from service.domain.querylog import QueryLog
 
 log = logging.getLogger(__name__)
+
+
+def _vector(embedding: Embedding | None) -> np.ndarray | None:
+    return None if embedding is None else embedding.vector
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A pool as the second ranking stage reads it: the query, the candidates, and their facts (pool order)."""
+
+    query: features.QueryView
+    pool: Pool
+    facts: list[Fact]
 
 
 
@@ -38,6 +55,7 @@ class SearchService:
         gate: EmbedGate | None = None,
         *,
         embedder_wait_s: float = 0.0,
+        weights: Weights | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -45,9 +63,14 @@ class SearchService:
         self.query_log = query_log
         self.gate = gate or EmbedGate(embedder)
         self.embedder_wait_s = embedder_wait_s  # how long a search waits for a model still loading
+        self._weights = weights  # the second ranking stage's (service.domain.ranking); None: the shipped ones
         # One thread: the model serialises encodes anyway. A search's backend runs its lexical pass
         # while the query is embedded here (both release the GIL), then waits for the vector.
         self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
+
+    @property
+    def weights(self) -> Weights:
+        return self._weights or shipped()
 
     def close(self) -> None:
         self._embedding.shutdown(wait=True)
@@ -62,15 +85,15 @@ class SearchService:
             text = validation.query(query)
         except InvalidInput:
             return
-        self._embedding.submit(self.embedder.embed_query, text)
+        self._embedding.submit(self.embedder.embed_query_tokens, text)
 
-    def _embed_in_background(self, query: str) -> Callable[[], np.ndarray | None]:
-        """Start embedding the query on the embedding thread; the returned function waits for the vector
-        (None when the embedder failed: the search then runs degraded, as the backends say)."""
-        future = self._embedding.submit(self.embedder.embed_query, query)
-        outcome: list[np.ndarray | None] = []
+    def _embed_in_background(self, query: str) -> Callable[[], Embedding | None]:
+        """Start embedding the query on the embedding thread; the returned function waits for its vector and
+        token vectors (None when the embedder failed: the search then runs degraded, as the backends say)."""
+        future = self._embedding.submit(self.embedder.embed_query_tokens, query)
+        outcome: list[Embedding | None] = []
 
-        def wait() -> np.ndarray | None:
+        def wait() -> Embedding | None:
             if not outcome:
                 try:
                     outcome.append(future.result())
@@ -91,17 +114,11 @@ class SearchService:
         kind: str | None = None,
         tags: list[str] | None = None,
     ) -> SearchOutcome:
-        query = validation.query(query)
-        limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
-        kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
-        tag_filter = tuple(validation.tags(tags, search=True))
         started = time.perf_counter()
-
-        request = SearchRequest(
-            profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
-            pending_vector=self._embed_in_background(query) if self.gate.usable(self.embedder_wait_s) else None,
-        )
+        request, embedding = self._request(profile, query, limit, kind, tags)
         found = self.backend.search(request)
+        if found.pool is not None:
+            found = self._ranked(self._staged(profile, request.query, embedding, found.pool), found, request.limit)
         scored = self.hydrate(profile, found)
         latency_ms = (time.perf_counter() - started) * 1000.0
         query_id = self.query_log.record(
@@ -109,13 +126,59 @@ class SearchService:
         )
         self.backend.logged(profile.id, profile.name)
         return SearchOutcome(
-            query=query,
+            query=request.query,
             matched_count=found.matched_count,
             returned_count=len(scored),
             facts=scored,
             mode=found.mode,
             query_id=query_id,
         )
+
+    def candidates(self, profile: ProfileRef, query: str, *, limit: int = SEARCH_LIMIT_DEFAULT,
+                   kind: str | None = None, tags: list[str] | None = None) -> tuple[SearchHits, Staged | None]:
+        """What the backend found and, for a hybrid search, the pool as the second stage reads it -- without
+        ranking it or logging the search (bench/fit_ranking.py fits the stage's weights on these)."""
+        request, embedding = self._request(profile, query, limit, kind, tags)
+        found = self.backend.search(request)
+        return found, None if found.pool is None else self._staged(profile, request.query, embedding, found.pool)
+
+    def _request(self, profile: ProfileRef, query: str, limit: int, kind: str | None,
+                 tags: list[str] | None) -> tuple[SearchRequest, Callable[[], Embedding | None] | None]:
+        query = validation.query(query)
+        limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
+        kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
+        tag_filter = tuple(validation.tags(tags, search=True))
+        embedding = self._embed_in_background(query) if self.gate.usable(self.embedder_wait_s) else None
+        request = SearchRequest(
+            profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
+            pending_vector=None if embedding is None else lambda: _vector(embedding()),
+        )
+        return request, embedding
+
+    def _staged(self, profile: ProfileRef, query: str, embedding: Callable[[], Embedding | None] | None,
+                pool: Pool) -> Staged:
+        """The pool with its facts (a candidate the store no longer has is left out) and the query as the second
+        stage reads them."""
+        facts = facts_of(self.store, profile.id, pool.candidates)
+        kept = Pool([c for c in pool.candidates if c.uid in facts], pool.scope, pool.term_df, pool.by_words)
+        made = embedding() if embedding is not None else None
+        view = features.query_view(query, made.tokens if made is not None else None)
+        return Staged(view, kept, [facts[c.uid] for c in kept.candidates])
+
+    def _ranked(self, staged: Staged, found: SearchHits, limit: int) -> SearchHits:
+        """The pool ordered by the second ranking stage (service.domain.ranking), cut to the limit; when its gate
+        says memory does not know, nothing matched."""
+        if not staged.pool.candidates:  # nothing active matched: the backend's counts stand (inactive ones too)
+            return replace(found, hits=[], pool=None)
+        ranked = stage.rank(self.weights, staged.query, staged.pool, staged.facts)
+        if not ranked.knows:  # the gate: memory does not know, whatever a stray word or neighbour matched
+            return SearchHits(0, 0, [], found.mode)
+        hits = []
+        for index, score in ranked.order[:limit]:
+            c = staged.pool.candidates[index]
+            hits.append(Hit(c.uid, c.fact_id, score, lexical=ranked.lexical[index] if c.by_words else None,
+                            vector=c.cosine if c.by_meaning else None, fact=staged.facts[index]))
+        return replace(found, hits=hits, pool=None)
 
     def hydrate(self, profile: ProfileRef, found: SearchHits) -> list[ScoredFact]:
         """The hits as facts (service.domain.hits), in the backend's order, with their scores."""

@@ -38,7 +38,7 @@ class VectorMaintenance:
             with self.store.read() as uow:
                 rows = uow.facts.by_ids(profile.id, chunk)
             ordered = [rows[i] for i in chunk if i in rows]
-            made = self.embedder.embed_documents([embedding_text(r.title, r.text) for r in ordered])
+            made = self.embedder.embed_facts([embedding_text(r.title, r.text) for r in ordered])
             with self.store.unit_of_work() as uow:
                 uow.vectors.store(profile.id, self.embedder.model_id,
                                   {int(r.id): v for r, v in zip(ordered, made) if r.id is not None})
@@ -61,7 +61,7 @@ class VectorMaintenance:
             progress(0, len(facts))
         for start in range(0, len(facts), BATCH):
             chunk = facts[start : start + BATCH]
-            vectors = self.embedder.embed_documents([embedding_text(f["title"], f["text"]) for f in chunk])
+            vectors = self.embedder.embed_facts([embedding_text(f["title"], f["text"]) for f in chunk])
             made.update({str(f["uid"]): v for f, v in zip(chunk, vectors)})
             if progress:
                 progress(len(made), len(facts))

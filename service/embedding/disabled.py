@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from service.domain.late import Embedding
 from service.errors import EmbeddingUnavailable
 
 MESSAGE = "embeddings are disabled (MEMORY_EMBEDDER=none)"
@@ -42,6 +43,12 @@ class DisabledEmbedder:
         raise EmbeddingUnavailable(MESSAGE)
 
     def embed_query(self, text: str) -> np.ndarray:
+        raise EmbeddingUnavailable(MESSAGE)
+
+    def embed_query_tokens(self, text: str) -> Embedding:
+        raise EmbeddingUnavailable(MESSAGE)
+
+    def embed_facts(self, texts: list[str]) -> list[Embedding]:
         raise EmbeddingUnavailable(MESSAGE)
 
     def vocabulary(self) -> frozenset[str] | None:

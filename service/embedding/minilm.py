@@ -13,7 +13,7 @@ Loading happens once, either in a background thread (`start()`, used by `memory 
 first embed call; concurrent callers wait for that one load. A failed load is remembered and
 re-raised as EmbeddingUnavailable (the local files will not fix themselves between calls).
 
-This module also holds `QueryCache`, the small LRU of query vectors shared with the OpenAI embedder.
+This module also holds `QueryCache`, the small LRU of query embeddings shared with the OpenAI embedder.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from service.domain.late import Embedding
 from service.errors import EmbeddingUnavailable
 from service.embedding.exit_guard import join_at_exit, model_work
 from service.embedding.int8_graph import MODEL_SUFFIX
@@ -48,37 +49,41 @@ BATCH_SIZE = 32
 QUERY_CACHE_SIZE = 1024
 
 class QueryCache:
-    """Thread-safe LRU of query text -> vector.
+    """Thread-safe LRU of query text -> embedding (vector, and token vectors when the embedder gives them).
 
     Agents repeat queries a lot (the same recall on every turn); a hit skips a model forward pass or
     an HTTP round trip. Vectors are stored read-only and handed out as copies, so no caller can
-    corrupt the cache by editing the array it got.
+    corrupt the cache by editing the array it got (token vectors are read-only too).
     """
 
     def __init__(self, maxsize: int = QUERY_CACHE_SIZE) -> None:
         self._maxsize = maxsize
-        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._items: OrderedDict[str, Embedding] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def get_or_compute(self, text: str, compute: Callable[[str], np.ndarray]) -> np.ndarray:
-        """The cached vector for `text`, computing (outside the lock) and storing it on a miss."""
+    def get_or_compute(self, text: str, compute: Callable[[str], Embedding]) -> Embedding:
+        """The cached embedding of `text`, computing (outside the lock) and storing it on a miss."""
         with self._lock:
             cached = self._items.get(text)
             if cached is not None:
                 self._items.move_to_end(text)
                 self.hits += 1
-                return cached.copy()
+                return Embedding(cached.vector.copy(), cached.tokens)
             self.misses += 1
-        vector = np.array(compute(text), dtype=np.float32)  # a private copy
+        made = compute(text)
+        vector = np.array(made.vector, dtype=np.float32)  # a private copy
         vector.setflags(write=False)
+        if made.tokens is not None:
+            made.tokens.codes.setflags(write=False)
+            made.tokens.scales.setflags(write=False)
         with self._lock:
-            self._items[text] = vector
+            self._items[text] = Embedding(vector, made.tokens)
             self._items.move_to_end(text)
             while len(self._items) > self._maxsize:
                 self._items.popitem(last=False)
-        return vector.copy()
+        return Embedding(vector.copy(), made.tokens)
 
     def __len__(self) -> int:
         with self._lock:
@@ -159,7 +164,13 @@ class MiniLMEmbedder:
         return self._encode(list(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._cache.get_or_compute(text, lambda t: self._encode([t])[0])
+        return self.embed_query_tokens(text).vector
+
+    def embed_query_tokens(self, text: str) -> Embedding:
+        return self._cache.get_or_compute(text, lambda t: self._encode_facts([t])[0])
+
+    def embed_facts(self, texts: list[str]) -> list[Embedding]:
+        return self._encode_facts(list(texts)) if texts else []
 
     def vocabulary(self) -> frozenset[str] | None:
         """The whole words of the WordPiece vocabulary (lower-case, accents stripped, as our terms are);
@@ -240,6 +251,17 @@ class MiniLMEmbedder:
         except Exception as exc:  # noqa: BLE001
             raise EmbeddingUnavailable(f"{MODEL_ID} failed to embed: {type(exc).__name__}: {_one_line(exc)}") from exc
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _encode_facts(self, texts: list[str]) -> list[Embedding]:
+        """Vectors and content token vectors from the same run (service.domain.late)."""
+        model = self._ensure_loaded()
+        try:
+            with self._encode_lock, model_work():
+                vectors, tokens = model.encode_with_tokens(texts)
+        except Exception as exc:  # noqa: BLE001
+            raise EmbeddingUnavailable(f"{MODEL_ID} failed to embed: {type(exc).__name__}: {_one_line(exc)}") from exc
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        return [Embedding(vectors[i], tokens[i]) for i in range(len(texts))]
 
 
 _warned: set[str] = set()

@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from service.domain.late import MAX_TOKENS, TokenVectors, is_content
 from service.embedding.model_files import max_seq_length
 
 DIM = 384
@@ -97,12 +98,18 @@ class OnnxMiniLM:
         return dict(self._session.get_modelmeta().custom_metadata_map)
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        return self.encode_with_tokens(texts, tokens=False)[0]
+
+    def encode_with_tokens(self, texts: list[str], *, tokens: bool = True) -> tuple[np.ndarray, list[TokenVectors | None]]:
+        """The pooled, normalised vectors and (`tokens`) each text's content token vectors
+        (service.domain.late), from the same run."""
         # One text (every query, every write): encode, not encode_batch, which hands even one text to its thread
         # pool (~0.1 ms more a call in the service, measured with bench/breakdown.py's timeline); same word pieces.
         encodings = ([self._tokenizer.encode(texts[0])] if len(texts) == 1
                      else self._tokenizer.encode_batch(list(texts)))
         lengths = np.array([len(e.ids) for e in encodings])
         out = np.empty((len(texts), DIM), dtype=np.float32)
+        pieces: list[TokenVectors | None] = [None] * len(texts)
         order = np.argsort(-lengths, kind="stable")  # similar lengths together: less padding
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
@@ -120,7 +127,10 @@ class OnnxMiniLM:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[rows] = pooled / np.clip(norms, 1e-12, None)
-        return out
+            if tokens:
+                for r, i in enumerate(rows):
+                    pieces[i] = content_tokens(encodings[i].tokens, hidden[r, : lengths[i]])
+        return out, pieces
 
     def check(self, *, quick: bool = False, min_cosine: float | None = None) -> float:
         """Max abs difference from the shipped torch vectors; raises OnnxRefused when it is not usable. With
@@ -148,6 +158,21 @@ class OnnxMiniLM:
             raise OnnxRefused(f"its vectors differ from sentence-transformers' by {diff:.2e} "
                               f"(limit {TOLERANCE:.0e})")
         return diff
+
+
+def content_tokens(pieces: list[str], hidden: np.ndarray) -> TokenVectors | None:
+    """The hidden states of a text's content word pieces (service.domain.late.is_content), each piece once (its
+    first occurrence: a title that repeats the text's opening adds nothing to a best match), the first MAX_TOKENS
+    of them; None when it has none."""
+    seen: set[str] = set()
+    keep = []
+    for i, piece in enumerate(pieces):
+        if piece not in seen and is_content(piece):
+            seen.add(piece)
+            keep.append(i)
+            if len(keep) == MAX_TOKENS:
+                break
+    return TokenVectors.of(hidden[keep]) if keep else None
 
 
 def _one_line(exc: BaseException) -> str:

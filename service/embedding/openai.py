@@ -30,6 +30,7 @@ import httpx
 import numpy as np
 
 from service.errors import EmbeddingUnavailable
+from service.domain.late import Embedding
 from service.embedding.minilm import QueryCache
 
 if TYPE_CHECKING:
@@ -104,7 +105,14 @@ class OpenAIEmbedder:
         return np.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._cache.get_or_compute(text, lambda t: self._request([t])[0])
+        return self.embed_query_tokens(text).vector
+
+    def embed_query_tokens(self, text: str) -> Embedding:
+        """The vector alone: the embeddings API gives no token vectors."""
+        return self._cache.get_or_compute(text, lambda t: Embedding(self._request([t])[0]))
+
+    def embed_facts(self, texts: list[str]) -> list[Embedding]:
+        return [Embedding(vector) for vector in self.embed_documents(texts)]
 
     def vocabulary(self) -> frozenset[str] | None:
         """The embeddings API does not publish one: every query is read by meaning."""

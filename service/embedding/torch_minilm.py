@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from service.domain.late import TokenVectors
 from service.errors import EmbeddingUnavailable
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -71,6 +72,10 @@ class TorchMiniLM:
         import torch
 
         return torch.get_num_threads()
+
+    def encode_with_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[TokenVectors | None]]:
+        """The vectors; no token vectors on this runtime (the ranking stage then leaves late interaction out)."""
+        return self.encode(texts), [None] * len(texts)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(

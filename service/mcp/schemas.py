@@ -15,8 +15,8 @@ OptFloat = Annotated[float | None, WithJsonSchema({"type": ["number", "null"]})]
 
 
 class ScoredFactOut(Fact):
-    score: float = Field(description="Fused ranking score in (0, 1], relative to this result list only (the best "
-                                     "of a list scores highest, however weak): for ordering, not for judging.")
+    score: float = Field(description="Ranking score in (0, 1], relative to this result list only (the best of a "
+                                     "list scores 1.0, however weak): for ordering, not for judging.")
     rank: int = Field(description="1 for the best match.")
     matched_by: list[str] = Field(description='Why the fact matched: "words" (the query\'s terms), "meaning" '
                                               '(cosine similarity at or above the threshold), or both.')

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import col
 
 from service.clock import utcnow
+from service.domain.late import Embedding
 from service.domain.ports.sources import Pending
 from service.store import aggregates
 from service.store.changes import RENAME, Outbox
@@ -168,16 +169,17 @@ class Canonical:
         with self.db.read() as session:
             return aggregates.fact_counts(session, profile_id)
 
-    def vectors_of(self, profile_id: int, fact_ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """The vectors of the current model of these facts (a search's hits: their cosines are computed here,
-        not asked of the cluster again)."""
+    def vectors_of(self, profile_id: int, fact_ids: Sequence[int]) -> dict[int, Embedding]:
+        """The vectors (and token vectors) of the current model of these facts (a search's candidates: their
+        cosines and late interaction are computed here, not asked of the cluster again)."""
         if not fact_ids:
             return {}
         stmt = sa.select(FactVector.fact_id, FactVector.vector, FactVector.dim).where(
             FactVector.profile_id == profile_id, FactVector.model == self.model_id,
             col(FactVector.fact_id).in_(list(fact_ids)))
         with self.db.connect() as conn:
-            return {int(fact_id): vectors.from_bytes(data, int(dim)) for fact_id, data, dim in conn.execute(stmt).all()}
+            return {int(fact_id): vectors.embedding_from_bytes(data, int(dim))
+                    for fact_id, data, dim in conn.execute(stmt).all()}
 
     def queries(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
                 limit: int = PAGE) -> list[QueryLogRow]:
@@ -215,7 +217,7 @@ class Canonical:
         on purpose)."""
         return vectors.unembedded(self.db, self.model_id, limit)
 
-    def store_vectors(self, profile_id: int, made: dict[int, np.ndarray]) -> None:
+    def store_vectors(self, profile_id: int, made: dict[int, Embedding]) -> None:
         """Save vectors made after the fact and enqueue the facts again (service.store.vectors.store)."""
         vectors.store(self.db, profile_id, self.model_id, made, requeue=Outbox(enabled=True))
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from service.contract import FactStatus
+from service.domain.late import Embedding
 from service.domain.ports.records import to_fact
 from service.domain.ports.sources import ChangedFact
 from service.store import repository as repo
@@ -33,18 +33,19 @@ class SqlIndexSource:
                 return seq, []
             return seq, [_changed(row, model) for row in repo.facts_changed_since(conn, profile_id, since)]
 
-    def store_vectors(self, profile_id: int, model: str, made: dict[int, np.ndarray]) -> None:
+    def store_vectors(self, profile_id: int, model: str, made: dict[int, Embedding]) -> None:
         vectors.store(self.db, profile_id, model, made)
 
 
 def _changed(row: Any, model: str) -> ChangedFact:
     """One row of repo.facts_changed_since, with its vector only if it is of `model`."""
-    vector = None
+    vector, tokens = None, None
     if row.vector_model is not None and row.vector_model == model:
         vector = vectors.from_bytes(row.vector, row.vector_dim)
+        tokens = vectors.tokens_from_bytes(row.vector, row.vector_dim)
     present = row.redacted_at is None
     return ChangedFact(
         fact_id=row.id, uid=row.uid, title=row.title, text=row.text, kind=row.kind, tags=tuple(row.tags),
         active=row.status == FactStatus.ACTIVE, present=present, vector=vector,
-        change_seq=int(row.change_seq), fact=to_fact(row) if present else None,
+        change_seq=int(row.change_seq), fact=to_fact(row) if present else None, tokens=tokens,
     )

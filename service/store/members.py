@@ -12,6 +12,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from service.domain.late import Embedding
 from service.store import aggregates as agg
 from service.store import history
 from service.store import recalls
@@ -249,10 +250,10 @@ class SqlAggregates(_Member):
 
 
 class SqlVectors(_Member):
-    def put(self, row: FactRow, model: str, vector: np.ndarray, now: datetime) -> None:
-        vectors.put(self.session, row, model, vector, now)
+    def put(self, row: FactRow, model: str, embedding: Embedding, now: datetime) -> None:
+        vectors.put(self.session, row, model, embedding, now)
 
-    def store(self, profile_id: int, model: str, made: dict[int, np.ndarray]) -> None:
+    def store(self, profile_id: int, model: str, made: dict[int, Embedding]) -> None:
         vectors.store_in(self.session, profile_id, model, made)
 
     def drop(self, fact_id: int) -> bool:

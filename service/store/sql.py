@@ -17,6 +17,7 @@ import numpy as np
 from sqlmodel import Session
 
 from service.contract import FactStatus
+from service.domain.late import Embedding
 from service.domain.models import Fact
 from service.domain.ports.oauth import AccessRecord
 from service.domain.ports.records import CredentialRecord
@@ -24,6 +25,7 @@ from service.domain.ports.sources import ChangedFact
 from service.store import members
 from service.store import oauth as oauth_rows
 from service.store import repository as repo
+from service.store import vectors as stored_vectors
 from service.store.engine import Database
 from service.store import changes
 from service.store.changes import Outbox, SqlChanges
@@ -109,12 +111,12 @@ class SqlStore:
             changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]
             return query_id
 
-    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> tuple[Fact, ChangedFact]:
+    def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> tuple[Fact, ChangedFact]:
         """memory_write's transaction in Core INSERTs on a plain connection (the ORM unit of work cost ~1 ms
         of a write: bench/breakdown.py); the outbox entry for the mirror in the same transaction."""
-        as_stored = None if vector is None else np.asarray(vector, dtype=np.float32)
-        stored = None if as_stored is None else {
-            "model": model, "dim": int(as_stored.shape[0]), "vector": as_stored.tobytes(),
+        as_stored = None if embedding is None else np.asarray(embedding.vector, dtype=np.float32)
+        stored = None if embedding is None or as_stored is None else {
+            "model": model, "dim": int(as_stored.shape[0]), "vector": stored_vectors.to_bytes(embedding),
             "created_at": fields["created_at"]}
         with self.db.transaction() as conn:
             seq = changes.next_change(conn, fields["profile_id"])
@@ -127,7 +129,8 @@ class SqlStore:
         # what service.store.index_source would read back for the index (a new fact: present, not redacted)
         indexed = ChangedFact(fact_id=fact_id, uid=fact.uid, title=fact.title, text=fact.text, kind=fact.kind,
                               tags=tuple(fact.tags), active=fact.status == FactStatus.ACTIVE, present=True,
-                              vector=as_stored, change_seq=seq, fact=fact)
+                              vector=as_stored, change_seq=seq, fact=fact,
+                              tokens=None if embedding is None else embedding.tokens)
         return fact, indexed
 
     def read(self) -> AbstractContextManager[SqlUnitOfWork]:

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 from service.clock import utcnow
 from service.contract import FactStatus
+from service.domain.late import Embedding, TokenVectors
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store import changes
@@ -19,21 +20,25 @@ from service.store.changes import Outbox
 from service.store.tables import FactRow, FactVector
 
 
-def put(session: Session, row: FactRow, model: str, vector: np.ndarray, now: datetime) -> None:
-    """The fact's vector of `model`, replacing any earlier one (one vector per fact)."""
+def put(session: Session, row: FactRow, model: str, embedding: Embedding, now: datetime) -> None:
+    """The fact's vector (and token vectors) of `model`, replacing any earlier one (one vector per fact)."""
     assert row.id is not None
-    data = np.asarray(vector, dtype=np.float32).tobytes()
+    data, dim = to_bytes(embedding), int(embedding.vector.shape[0])
     existing = session.get(FactVector, row.id)
     if existing is None:
         session.add(
-            FactVector(
-                fact_id=row.id, profile_id=row.profile_id, model=model, dim=int(vector.shape[0]), vector=data,
-                created_at=now,
-            )
+            FactVector(fact_id=row.id, profile_id=row.profile_id, model=model, dim=dim, vector=data, created_at=now)
         )
     else:
-        existing.model, existing.dim, existing.vector, existing.created_at = model, int(vector.shape[0]), data, now
+        existing.model, existing.dim, existing.vector, existing.created_at = model, dim, data, now
         session.add(existing)
+
+
+def to_bytes(embedding: Embedding) -> bytes:
+    """The stored form: the vector's float32 bytes, then the token vectors' (service.domain.late) when there are
+    any. A reader of the vector reads its `dim` floats and ignores what follows."""
+    vector = np.asarray(embedding.vector, dtype=np.float32).tobytes()
+    return vector if embedding.tokens is None else vector + embedding.tokens.to_bytes()
 
 
 def decode(vec: FactVector) -> np.ndarray:
@@ -45,7 +50,16 @@ def from_bytes(data: bytes, dim: int) -> np.ndarray:
     return np.frombuffer(data, dtype=np.float32, count=dim)
 
 
-def store(db: Database, profile_id: int, model: str, vectors: dict[int, np.ndarray], *,
+def tokens_from_bytes(data: bytes, dim: int) -> TokenVectors | None:
+    """The token vectors stored after the vector; None for a vector stored without them."""
+    return TokenVectors.from_bytes(data[4 * dim:], dim) if len(data) > 4 * dim else None
+
+
+def embedding_from_bytes(data: bytes, dim: int) -> Embedding:
+    return Embedding(from_bytes(data, dim), tokens_from_bytes(data, dim))
+
+
+def store(db: Database, profile_id: int, model: str, vectors: dict[int, Embedding], *,
           requeue: Outbox | None = None) -> None:
     """Save vectors (fact id -> vector) made after the facts were written, in one transaction. `requeue`:
     also enqueue the facts for the search mirror again, under the profile lock, so the new outbox ids are
@@ -54,7 +68,7 @@ def store(db: Database, profile_id: int, model: str, vectors: dict[int, np.ndarr
         store_in(session, profile_id, model, vectors, requeue=requeue)
 
 
-def store_in(session: Session, profile_id: int, model: str, vectors: dict[int, np.ndarray], *,
+def store_in(session: Session, profile_id: int, model: str, vectors: dict[int, Embedding], *,
              requeue: Outbox | None = None) -> None:
     """`store` inside a transaction the caller holds (a unit of work of service.store.sql)."""
     now = utcnow()

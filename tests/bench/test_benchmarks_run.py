@@ -214,3 +214,40 @@ def test_opensearch_anatomy_runs(real_opensearch: Cluster, bench_prefix: str) ->
     for row in ("served _msearch", "hybrid query alone", "vector sub-query", "lexical sub-query",
                 "companion searches", "empty search"):
         assert row in out
+
+
+def tiny_locomo(path: Path) -> Path:
+    """Two conversations in LoCoMo's format (data/locomo10.json), written here: the real data is never in the
+    repository."""
+    def conversation(i: int, a: str, b: str) -> dict:
+        turns = [{"speaker": a, "dia_id": "D1:1", "text": f"I adopted a puppy called Rex {i}."},
+                 {"speaker": b, "dia_id": "D1:2", "text": "Lovely! I am training for a marathon in May."},
+                 {"speaker": a, "dia_id": "D1:3", "text": "Where is the race?"},
+                 {"speaker": b, "dia_id": "D1:4", "text": "In Lisbon, along the river."}]
+        return {"sample_id": f"t{i}", "conversation": {"speaker_a": a, "speaker_b": b, "session_1": turns,
+                                                        "session_1_date_time": "1 May 2023"},
+                "observation": {"session_1_observation": {
+                    a: [[f"{a} adopted a puppy called Rex.", "D1:1"]],
+                    b: [[f"{b} is training for a marathon in Lisbon in May.", ["D1:2", "D1:4"]]]}},
+                "qa": [{"question": f"What is the name of {a}'s puppy?", "answer": "Rex", "evidence": ["D1:1"],
+                        "category": 4},
+                       {"question": f"Where is {b}'s marathon?", "answer": "Lisbon", "evidence": ["D1:4"],
+                        "category": 4},
+                       {"question": "Adversarial", "answer": "", "evidence": ["D1:3"], "category": 5}]}
+    path.write_text(json.dumps([conversation(0, "Anna", "Ben"), conversation(1, "Cleo", "Dan")]))
+    return path
+
+
+@pytest.mark.model
+def test_conversational_runs(tmp_path: Path) -> None:
+    out = run("bench/conversational.py", "--locomo", str(tiny_locomo(tmp_path / "locomo10.json")), "--store", "turns")
+    assert "sha256" in out and "1-4 (headline)" in out and "report half" in out
+    assert "offtopic questions answered with matched_count 0" in out and "answerable questions with" in out
+
+
+@pytest.mark.model
+def test_fit_ranking_runs_and_writes_nothing_unless_asked(tmp_path: Path) -> None:
+    shipped = (ROOT / "service" / "domain" / "ranking" / "weights.json").read_bytes()
+    out = run("bench/fit_ranking.py", "--locomo", str(tiny_locomo(tmp_path / "locomo10.json")))
+    assert "fitted, observations, report half" in out and "gate (late):" in out
+    assert (ROOT / "service" / "domain" / "ranking" / "weights.json").read_bytes() == shipped

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from service.domain import lexical
+from service.domain.late import Embedding
 
 AXES = ["deploy", "kubernet", "cluster", "pytest", "test", "postgr", "databas", "latenc", "grafana", "python",
         "spark", "happi", "releas", "runbook", "jenkin", "cafe"]
@@ -49,6 +50,12 @@ class FakeEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._one(text)
+
+    def embed_query_tokens(self, text: str) -> Embedding:
+        return Embedding(self._one(text))  # no token vectors: the second stage's plain weights
+
+    def embed_facts(self, texts: list[str]) -> list[Embedding]:
+        return [Embedding(v) for v in self.embed_documents(texts)]
 
     def vocabulary(self) -> frozenset[str] | None:
         return self._vocabulary

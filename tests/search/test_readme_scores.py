@@ -1,6 +1,5 @@
-"""Every number the docs state about `score` (issue 24: README said a sole match scores 1.0, and a sole match
-found only by meaning scored 0.5), checked through memory_search with the real model and the default weights:
-docs/agents.md "The tools in detail" and docs/reviewers.md "Hybrid ranking"."""
+"""Every number the docs state about `score`, checked through memory_search with the real model and the shipped
+weights: docs/agents.md "The tools in detail" and docs/reviewers.md "Hybrid ranking"."""
 
 from __future__ import annotations
 
@@ -43,25 +42,30 @@ def _scores(services: Services, query: str) -> list[tuple[str, float, tuple[str,
             for f in found.facts]
 
 
-def test_a_sole_match_by_words_and_meaning_scores_1(store: Services) -> None:
+def test_a_sole_match_scores_1_however_it_matched(store: Services) -> None:
     assert _scores(store, "violin orchestra") == [("Violin", 1.0, ("words", "meaning"))]
+    assert _scores(store, "what musical instrument does the user practise") == [("Violin", 1.0, ("meaning",))]
 
 
-def test_a_sole_match_by_meaning_only_scores_half(store: Services) -> None:
-    assert _scores(store, "what musical instrument does the user practise") == [("Violin", 0.5, ("meaning",))]
+def test_the_best_scores_1_and_the_others_less_best_first(store: Services) -> None:
+    """The second stage's scores: exp(score - the best's), so 1.0 for the first, the rest in (0, 1), falling."""
+    scores = _scores(store, "qzx81vk cache key")
+    assert len(scores) == 2 and scores[0][1] == 1.0
+    assert 0.0 < scores[1][1] < 1.0
 
 
-def test_a_sole_match_by_words_only_scores_half_and_the_weakest_of_several_0_0005(tmp_path: Path,
-                                                                                   minilm: Embedder) -> None:
-    services = _services(tmp_path, minilm, min_similarity=0.99)  # nothing is close enough in meaning
+def test_by_words_alone_scores_are_fused_a_sole_match_1_the_weakest_of_several_0_001(tmp_path: Path) -> None:
+    """Without the model (MEMORY_EMBEDDER=none, mode lexical) the BM25 list is min-max normalised as OpenSearch's
+    normalization-processor does: the best 1.0, the weakest of several 0.001."""
+    services = build_services(Settings(data_dir=tmp_path, embedder="none"))
     try:
         profile = services.profiles.create("alpha")
         services.facts.write(profile, title=VIOLIN[0], text=VIOLIN[1], kind=VIOLIN[2], tags=[])
-        assert _scores(services, "violin orchestra") == [("Violin", 0.5, ("words",))]
+        assert _scores(services, "violin orchestra") == [("Violin", 1.0, ("words",))]
         for title, text, kind in (CACHE, CACHE_AGAIN):
             services.facts.write(profile, title=title, text=text, kind=kind, tags=[])
         scores = _scores(services, "qzx81vk")
         assert [s[2] for s in scores] == [("words",), ("words",)]
-        assert [s[1] for s in scores] == [0.5, pytest.approx(0.0005)]  # min-max: the minimum maps to 0.001
+        assert [s[1] for s in scores] == [1.0, pytest.approx(0.001)]
     finally:
         services.close()

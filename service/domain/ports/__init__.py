@@ -15,6 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from service.domain.late import Embedding, TokenVectors
+from service.domain.wording import FactWords
 from service.domain.models import Fact, ProfileRef
 from service.domain.ports.sources import ChangedFact
 from service.errors import EmbeddingUnavailable  # noqa: F401 - what the embedder port raises
@@ -48,6 +50,14 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32 unit vector; recent queries are cached. Raises EmbeddingUnavailable."""
+
+    def embed_query_tokens(self, text: str) -> Embedding:
+        """The query's vector and, when the embedder gives them, its content token vectors (service.domain.late);
+        cached with embed_query's. Raises EmbeddingUnavailable."""
+
+    def embed_facts(self, texts: list[str]) -> list[Embedding]:
+        """Each fact's vector (as embed_documents) and content token vectors when the embedder gives them, from
+        the same run. Raises EmbeddingUnavailable."""
 
     def vocabulary(self) -> frozenset[str] | None:
         """The words the model reads as words (service.search.readable), or None when it does not say."""
@@ -86,8 +96,35 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A fact of a search's candidate pool: what the second ranking stage (service.domain.ranking) reads of it."""
+
+    uid: str
+    fact_id: int
+    cosine: float | None  # to the query; None when the fact has no vector
+    by_words: bool  # it matches by the lexical rule
+    by_meaning: bool  # it matches by meaning (cosine >= MEMORY_MIN_SIMILARITY, for a query that can be read)
+    tokens: TokenVectors | None = None  # its content token vectors, when stored
+    fact: Fact | None = None  # as Hit.fact: None when the domain reads it from the canonical store
+    words: FactWords | None = None  # what the stage reads of its words, when the backend keeps them
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The candidates of a hybrid search -- the best MEMORY_RERANK_DEPTH active facts by meaning and as many by
+    words, in fact-id order -- and the counts the second stage weighs them with."""
+
+    candidates: list[Candidate]
+    scope: int  # active facts passing the search's filters
+    term_df: tuple[int, ...]  # for each informative term of the query: how many of those hold it
+    by_words: int  # how many of those match by the lexical rule
+
+
+@dataclass(frozen=True)
 class SearchHits:
-    """What a backend found. `matched_count` is exact or None (never a guess)."""
+    """What a backend found. `matched_count` is exact or None (never a guess). A hybrid search with a query vector
+    and exact counts hands over its `pool` for the second ranking stage (which orders it, and may find that
+    memory does not know); `hits` are then empty. Otherwise `hits` are ranked by the shared fusion."""
 
     matched_count: int | None
     inactive_matched: int | None
@@ -96,6 +133,7 @@ class SearchHits:
     # A few of the retired/superseded facts that matched (at most contract.INACTIVE_SHOWN, closest first), so a miss
     # where memory once knew says which facts it knew; empty when the count is unknown.
     inactive_uids: list[str] = field(default_factory=list)
+    pool: Pool | None = None
 
 
 

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from service.contract import MATCH_BUCKETS
+from service.domain.late import Embedding
 from service.domain.models import Fact
 from service.domain.ports.oauth import AccessRecord, OAuthRows
 from service.domain.ports.sources import ChangedFact
@@ -200,11 +201,11 @@ class Aggregates(Protocol):
 
 
 class Vectors(Protocol):
-    def put(self, row: FactRecord, model: str, vector: np.ndarray, now: datetime) -> None:
-        """The fact's vector of `model`, replacing any earlier one."""
+    def put(self, row: FactRecord, model: str, embedding: Embedding, now: datetime) -> None:
+        """The fact's vector (and token vectors) of `model`, replacing any earlier one."""
 
-    def store(self, profile_id: int, model: str, made: dict[int, np.ndarray]) -> None:
-        """Vectors (fact id -> vector) made after the facts were written."""
+    def store(self, profile_id: int, model: str, made: dict[int, Embedding]) -> None:
+        """Vectors (fact id -> embedding) made after the facts were written."""
 
     def drop(self, fact_id: int) -> bool:
         """Remove the fact's vector (it is derived from words being redacted); True when there was one."""
@@ -288,7 +289,7 @@ class CanonicalStore(Protocol):
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
         """The profile's facts with these uids (a search's hits)."""
 
-    def add_fact(self, fields: dict[str, Any], vector: np.ndarray | None, model: str) -> tuple[Fact, ChangedFact]:
+    def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> tuple[Fact, ChangedFact]:
         """Record a new fact in its own transaction: the profile's lock and next change number (its
         change_seq), the row (`fields`: FactRecord's columns but id and change_seq), its tags, its vector
         of `model` when given, and the outbox entry for the mirror. Returns the fact as stored, and as a

@@ -159,7 +159,8 @@ class EmbeddedSearch:
     # --- ranking ----------------------------------------------------------------------------------
 
     def _search(self, index: ProfileIndex, request: SearchRequest) -> SearchHits:
-        """The ranking steps of service.search.embedded.ranking in order, and the shared mode rule."""
+        """The ranking steps of service.search.embedded.ranking in order, and the shared mode rule. A hybrid search
+        with exact counts hands its candidate pool to the second stage; the others are fused here."""
         n, s, vectors_on = index.size, self.settings, self.embedder.enabled
         terms = lexical.informative_terms(request.query)
         passes = index.filter_mask(request.kind, request.tags)
@@ -168,38 +169,39 @@ class EmbeddedSearch:
 
         counts = ranking.term_counts(index, terms)
         depth = fusion.depth(s.fusion_depth, request.limit)
-        words = ranking.lexical_pass(index, terms, counts, active, depth)
+        pool_depth = max(s.rerank_depth, request.limit)
+        words = ranking.lexical_pass(index, terms, counts, active, max(depth, pool_depth))
         # counts covers every fact of the profile, so "a term occurs in memory" is counts.any().
         semantic = vectors_on and readable.semantic_applies(
             request.query, terms, self.embedder.vocabulary(), lambda _terms: bool(counts.any())
         )
         vector = request.query_vector() if semantic else None  # embedded meanwhile, on another thread
         sims = index.similarities(vector) if vector is not None else None
-        meaning = ranking.vector_pass(sims, n, active, s.min_similarity, depth)
+        meaning = ranking.vector_pass(sims, n, active, s.min_similarity, max(depth, pool_depth))
         matched = words.matched | meaning.matched
         found_mode = search_mode(
             vectors_on=vectors_on, semantic=semantic, query_vector=vector is not None and (sims is not None or n == 0),
             all_embedded=not bool((passes & ~index.has_vector[:n]).any()),
         )
+        known = exact(found_mode)
+        once_known = np.nonzero(inactive & matched)[0] if known else np.zeros(0, dtype=np.int64)
+        closeness = sims[once_known] if sims is not None else counts[once_known].astype(np.float32)
+        shown = once_known[np.argsort(-closeness, kind="stable")][:INACTIVE_SHOWN]
+        matched_count = int((active & matched).sum()) if known else None
+        inactive_matched = int(len(once_known)) if known else None
+        inactive_uids = [index.uids[int(r)] for r in shown]
+        if known and sims is not None:
+            pool = ranking.pool(index, terms, sims, active, words, meaning, pool_depth)
+            return SearchHits(matched_count, inactive_matched, [], found_mode, inactive_uids, pool=pool)
 
         weights = ranking.fusion_weights(vectors_on, s.lexical_weight, s.vector_weight)
         hits = [
             Hit(index.uids[r], index.fact_ids[r], score, lexical=words.top.get(r), vector=meaning.top.get(r),
                 fact=index.facts[r])
-            for r, score in ranking.fused(words.top, meaning.top, vectors_on, weights, request.limit,
-                                          index.fact_ids)
+            for r, score in ranking.fused(ranking.cut(words.top, depth), ranking.cut(meaning.top, depth), vectors_on,
+                                          weights, request.limit, index.fact_ids)
         ]
-        known = exact(found_mode)
-        once_known = np.nonzero(inactive & matched)[0] if known else np.zeros(0, dtype=np.int64)
-        closeness = sims[once_known] if sims is not None else counts[once_known].astype(np.float32)
-        shown = once_known[np.argsort(-closeness, kind="stable")][:INACTIVE_SHOWN]
-        return SearchHits(
-            matched_count=int((active & matched).sum()) if known else None,
-            inactive_matched=int(len(once_known)) if known else None,
-            hits=hits,
-            mode=found_mode,
-            inactive_uids=[index.uids[int(r)] for r in shown],
-        )
+        return SearchHits(matched_count, inactive_matched, hits, found_mode, inactive_uids)
 
     # --- keeping the cache in step with the canonical store ---------------------------------------
 
@@ -222,13 +224,13 @@ class EmbeddedSearch:
         rows = sorted(index.missing_vectors)[:most]
         texts = [embedding_text(*index.text_of(r)) for r in rows]
         try:
-            embedded = self.embedder.embed_documents(texts)
+            embedded = self.embedder.embed_facts(texts)
         except EmbeddingUnavailable as exc:
             self.gate.failed()
             log.warning("could not embed %d facts yet: %s", len(rows), exc)
             return
         made = dict(zip((index.fact_ids[r] for r in rows), embedded))
         self.source.store_vectors(profile_id, self.embedder.model_id, made)
-        for r, vector in zip(rows, embedded):
-            index.set_vector(r, vector)
+        for r, made_one in zip(rows, embedded):
+            index.set_vector(r, made_one.vector, made_one.tokens)
 

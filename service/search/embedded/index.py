@@ -20,6 +20,8 @@ import threading
 import numpy as np
 
 from service.contract import KINDS
+from service.domain.late import TokenVectors
+from service.domain.wording import FactWords, read_words
 from service.domain.models import Fact
 from service.domain.ports.sources import ChangedFact
 from service.search.embedded.postings import TOKENIZE, WEIGHTS, Postings, Tokenizer, length_norm, phrase_score
@@ -79,6 +81,8 @@ class ProfileIndex:
         self.present = np.zeros(0, dtype=bool)
         self.has_vector = np.zeros(0, dtype=bool)
         self.matrix: np.ndarray | None = None
+        self.tokens: list[TokenVectors | None] = []  # row -> content token vectors (service.domain.late)
+        self.words: list[FactWords | None] = []  # row -> what the ranking stage reads of its words
         self.missing_vectors: set[int] = set()
 
     # --- maintenance ------------------------------------------------------------------------------
@@ -94,6 +98,8 @@ class ProfileIndex:
             self.fact_ids.append(fact.fact_id)
             self.tags_of.append(frozenset())
             self.facts.append(None)
+            self.tokens.append(None)
+            self.words.append(None)
             self.kind = _grow(self.kind, self.size)
             self.active = _grow(self.active, self.size)
             self.present = _grow(self.present, self.size)
@@ -112,6 +118,7 @@ class ProfileIndex:
             self._tokens_in_fts += int(self._doc_len[row])
             if self._postings:
                 self._postings.add(row, self._tokenizer.words(*content))
+            self.words[row] = read_words(fact.title, fact.text, tuple(fact.tags))
         self.present[row] = True
         self.facts[row] = fact.fact
         for tag in self.tags_of[row] - set(fact.tags):
@@ -122,7 +129,7 @@ class ProfileIndex:
         self.kind[row] = _KIND_CODE.get(fact.kind, -1)
         self.active[row] = fact.active
         if fact.vector is not None:
-            self.set_vector(row, fact.vector)
+            self.set_vector(row, fact.vector, fact.tokens)
         elif not self.has_vector[row]:
             self.missing_vectors.add(row)
 
@@ -133,6 +140,8 @@ class ProfileIndex:
         pages), so no copy of the words stays in this process's memory either; a redaction is rare, so its cost
         is too."""
         self.facts[row] = None
+        self.tokens[row] = None
+        self.words[row] = None
         if self._forget_words(row):  # (a fact first seen redacted never had words here)
             self._db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
             self._tokenizer.forget()
@@ -165,19 +174,21 @@ class ProfileIndex:
         self.present[row] = False
         return True
 
-    def set_vector(self, row: int, vector: np.ndarray) -> None:
+    def set_vector(self, row: int, vector: np.ndarray, tokens: TokenVectors | None = None) -> None:
         if self.matrix is None or self.matrix.shape[1] != vector.shape[0]:
             if self.matrix is not None:  # another dimension: every old vector is unusable now
                 self.drop_vectors()
             self.matrix = np.zeros((max(64, self.size), vector.shape[0]), dtype=np.float32)
         self.matrix = _grow(self.matrix, self.size)
         self.matrix[row] = vector
+        self.tokens[row] = tokens
         self.has_vector[row] = True
         self.missing_vectors.discard(row)
 
     def drop_vectors(self) -> None:
         """Forget all vectors (the embedder changed); they are re-made from the canonical store."""
         self.matrix = None
+        self.tokens = [None] * len(self.tokens)
         self.has_vector[:] = False
         self.missing_vectors = {int(r) for r in np.nonzero(self.present[: self.size])[0]}
 
@@ -201,7 +212,7 @@ class ProfileIndex:
         """For each row, how many of the terms (Porter-stemmed by FTS5) it contains in any column."""
         counts = np.zeros(self.size, dtype=np.int32)
         for term in terms:
-            counts[self._rows_with(term)] += 1
+            counts[self.rows_with(term)] += 1
         return counts
 
     def bm25(self, terms: list[str], rows: np.ndarray) -> np.ndarray:
@@ -226,7 +237,8 @@ class ProfileIndex:
             scores += phrase_score(freq, holding.size, self._rows_in_fts, norm)
         return scores
 
-    def _rows_with(self, term: str) -> np.ndarray:
+    def rows_with(self, term: str) -> np.ndarray:
+        """The rows holding the term (Porter-stemmed by FTS5), any status."""
         stems = self._tokenizer.stems(term)
         if len(stems) == 1:
             return self._postings.of(stems[0])[0]

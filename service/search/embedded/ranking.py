@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from service.domain import lexical
+from service.domain.ports import Candidate, Pool
 from service.search.embedded.index import ProfileIndex
 from service.search.fusion import fuse
 
@@ -53,6 +54,26 @@ def vector_pass(sims: np.ndarray | None, size: int, active: np.ndarray, min_simi
     matched = sims >= min_similarity
     rows = np.nonzero(active & matched)[0]
     return Pass(matched, best(rows, sims[rows], depth))
+
+
+def cut(top: dict[int, float], depth: int) -> dict[int, float]:
+    """The first `depth` of a pass's top list (it is best first)."""
+    return top if len(top) <= depth else dict(list(top.items())[:depth])
+
+
+def pool(index: ProfileIndex, terms: list[str], sims: np.ndarray, active: np.ndarray, words: Pass, meaning: Pass,
+         depth: int) -> Pool:
+    """The second stage's candidates: the best `depth` active facts by meaning and by words (fact-id order), with
+    the counts it weighs them with (service.domain.ports.Pool)."""
+    rows = sorted(set(cut(meaning.top, depth)) | set(cut(words.top, depth)), key=index.fact_ids.__getitem__)
+    candidates = [
+        Candidate(uid=index.uids[r], fact_id=index.fact_ids[r], cosine=float(sims[r]), by_words=bool(words.matched[r]),
+                  by_meaning=bool(meaning.matched[r]), tokens=index.tokens[r], fact=index.facts[r],
+                  words=index.words[r])
+        for r in rows
+    ]
+    term_df = tuple(int(active[index.rows_with(term)].sum()) for term in terms)
+    return Pool(candidates, scope=int(active.sum()), term_df=term_df, by_words=int((active & words.matched).sum()))
 
 
 def fusion_weights(vectors_on: bool, lexical_weight: float, vector_weight: float) -> list[float]:

@@ -14,9 +14,11 @@ The match rule is the one of service.domain.lexical, so both backends count the 
   afterwards, so another profile's close vectors in the shared index cannot crowd out this profile's facts.
 hits.total of the hybrid query is then |lexical matches U semantic matches| among the filtered facts.
 
-One search is one _msearch (one round trip): the hybrid query (through the index's default pipeline), each
-sub-query alone to its fusion depth (the raw scores of the hits, for the query-log detail), the inactive
-matches, the facts still without a vector, and, when the readability rule asks, whether a term occurs at all.
+One search is one _msearch (one round trip): the hybrid query (through the index's default pipeline: its hits
+are the second ranking stage's pool, MEMORY_RERANK_DEPTH by meaning and as many by words), the lexical sub-query
+alone (which hits matched by words, and how many facts do), the inactive matches, the facts still without a
+vector, the facts in scope and how many hold each term, and, when the readability rule asks, whether a term
+occurs at all.
 """
 
 from __future__ import annotations
@@ -134,13 +136,33 @@ def hybrid_search(
     }
 
 
+def term_counts(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str]) -> dict[str, Any]:
+    """The active facts passing the filters (hits.total, exact) and how many of them hold each term (a `filters`
+    aggregation, one bucket a term, in the terms' order): what the second ranking stage weighs terms by."""
+    body: dict[str, Any] = {"size": 0, "track_total_hits": True,
+                            "query": {"bool": {"filter": filters(profile_id, kind, tags, "active")}}}
+    if terms:
+        body["aggs"] = {"terms": {"filters": {"filters": {
+            f"t{i}": {"match": {"search_text": {"query": term}}} for i, term in enumerate(terms)}}}}
+    return body
+
+
+def term_counts_of(answer: dict[str, Any], terms: Sequence[str]) -> tuple[int, ...]:
+    """The per-term counts of a term_counts answer, in the terms' order."""
+    if not terms:
+        return ()
+    buckets = answer["aggregations"]["terms"]["buckets"]
+    return tuple(int(buckets[f"t{i}"]["doc_count"]) for i in range(len(terms)))
+
+
 def lexical_scores(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
                    depth: int) -> dict[str, Any]:
-    """The lexical sub-query of the hybrid query alone, to the fusion depth: every fused hit is among its hits
-    when it matched by words (hybrid fuses only those), so it gives each hit's raw BM25 score for the query-log
-    detail. The pipeline's hybrid_score_explanation cannot: it drops the sub-queries a hit is missing from.
-    (A hit's cosine is computed from its stored vector, not asked of the cluster again.)"""
-    return {"size": depth, "_source": False, "track_total_hits": False,
+    """The lexical sub-query of the hybrid query alone, to the pool's depth: which hits matched by words (hybrid
+    fuses the sub-queries' lists, so every hit that did is among these), their raw BM25 scores for a degraded
+    search's query-log detail, and (hits.total) how many facts match by words. The pipeline's
+    hybrid_score_explanation cannot: it drops the sub-queries a hit is missing from. (A hit's cosine is computed
+    from its stored vector, not asked of the cluster again.)"""
+    return {"size": depth, "_source": False, "track_total_hits": True,
             "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active"))}
 
 

@@ -23,7 +23,8 @@ import numpy as np
 from opensearchpy import OpenSearch
 
 from service.config import Settings
-from service.domain.ports import Embedder, Hit, SearchHits, SearchRequest
+from service.domain.late import Embedding
+from service.domain.ports import Candidate, Embedder, Hit, Pool, SearchHits, SearchRequest
 from service.errors import BackendUnavailable
 from service.domain import lexical
 from service.search import readable
@@ -61,7 +62,7 @@ def _scores(response: dict[str, Any]) -> dict[str, float]:
     return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
 
 
-VectorsOf = Callable[[int, list[int]], dict[int, np.ndarray]]
+VectorsOf = Callable[[int, list[int]], dict[int, Embedding]]
 
 
 class Searcher:
@@ -90,14 +91,15 @@ class Searcher:
 
     def _hybrid(self, request: SearchRequest, terms: list[str], vector: np.ndarray, *, ask_known: bool) -> SearchHits:
         s, pid, values = self.settings, request.profile_id, vector.tolist()
-        depth = fusion.depth(s.fusion_depth, request.limit)
+        depth = max(s.rerank_depth, request.limit)  # the pool: the best `depth` by meaning and by words
         bodies = [
-            q.hybrid_search(pid, terms, values, kind=request.kind, tags=request.tags, limit=request.limit,
+            q.hybrid_search(pid, terms, values, kind=request.kind, tags=request.tags, limit=2 * depth,
                             depth=depth, min_similarity=s.min_similarity),
             q.inactive_matches(pid, terms, values, kind=request.kind, tags=request.tags,
                                min_similarity=s.min_similarity),
             q.without_vector(pid, kind=request.kind, tags=request.tags),
             q.lexical_scores(pid, terms, kind=request.kind, tags=request.tags, depth=depth),
+            q.term_counts(pid, terms, kind=request.kind, tags=request.tags),
         ]
         if ask_known:  # the readability rule: does any term occur in the profile's facts at all?
             bodies.append(q.any_term(pid, terms))
@@ -105,26 +107,33 @@ class Searcher:
         if ask_known and "error" not in answers[-1] and not _any(answers[-1]):  # no term occurs: an exact miss
             return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
         _check(answers)
-        found, inactive_answer, unembedded_answer, lexical_answer = answers[:4]
+        found, inactive_answer, unembedded_answer, lexical_answer, counts_answer = answers[:5]
         lexical_raw = _scores(lexical_answer)
         hits = found["hits"]["hits"]
         stored = self.vectors_of(pid, [int(h["_source"]["fact_id"]) for h in hits])
-        out = []
+        out, candidates = [], []
         for h in hits:
             fact_id = int(h["_source"]["fact_id"])
-            cosine = float(np.dot(vector, stored[fact_id])) if fact_id in stored else None
+            made = stored.get(fact_id)
+            cosine = float(np.dot(vector, made.vector)) if made is not None else None
             # Matched by meaning when close enough -- or when it did not match by words (hybrid found it, so by
             # meaning, whatever the last float digit of a cosine right at the threshold says).
             by_meaning = cosine is not None and (cosine >= s.min_similarity or h["_id"] not in lexical_raw)
             meaning = cosine if by_meaning else None
             out.append(Hit(h["_id"], fact_id, float(h["_score"]), lexical=lexical_raw.get(h["_id"]), vector=meaning))
-        out = fusion.in_rank_order(out)  # equal scores as on every backend (OpenSearch: by Lucene document)
+            candidates.append(Candidate(h["_id"], fact_id, cosine, by_words=h["_id"] in lexical_raw,
+                                        by_meaning=by_meaning, tokens=made.tokens if made is not None else None))
         matched, inactive, unembedded = _total(found), _total(inactive_answer), _total(unembedded_answer)
         mode = search_mode(vectors_on=True, all_embedded=unembedded == 0,
                            counts_known=matched is not None and inactive is not None)
         if not exact(mode):
-            return SearchHits(None, None, out, mode)
-        return SearchHits(matched, inactive, out, mode, inactive_uids=[h["_id"] for h in inactive_answer["hits"]["hits"]])
+            return SearchHits(None, None, fusion.in_rank_order(out)[: request.limit], mode)
+        inactive_uids = [h["_id"] for h in inactive_answer["hits"]["hits"]]
+        if any(c.cosine is None for c in candidates):  # a vector read back as of another model: fused as before
+            return SearchHits(matched, inactive, fusion.in_rank_order(out)[: request.limit], mode, inactive_uids)
+        pool = Pool(sorted(candidates, key=lambda c: c.fact_id), scope=_total(counts_answer) or 0,
+                    term_df=q.term_counts_of(counts_answer, terms), by_words=_total(lexical_answer) or 0)
+        return SearchHits(matched, inactive, [], mode, inactive_uids, pool=pool)
 
     def _lexical(self, request: SearchRequest, terms: list[str], *, mode: str, ask_known: bool = False) -> SearchHits:
         known = exact(mode)

@@ -141,7 +141,7 @@ export function queryDetailCard(row) {
     ),
     results.length
       ? table(
-          [{ label: "#", num: true }, "Fact", { label: "Fused", num: true }, { label: "Lexical", num: true }, { label: "Vector", num: true }],
+          [{ label: "#", num: true }, "Fact", { label: "Score", num: true }, { label: "Lexical", num: true }, { label: "Vector", num: true }],
           results.map(resultRow),
           { testid: "query-results", caption: "Facts returned", captionHidden: true },
         )

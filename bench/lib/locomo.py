@@ -1,0 +1,118 @@
+"""LoCoMo (github.com/snap-research/locomo, data/locomo10.json) as memory: its conversations, the facts a
+memory would hold of each, and its questions with the facts that answer them.
+
+The data is never part of this repository: fetch it from its repository and pass its path (the runs print its
+sha256). Two ways to fill a profile with a conversation, one fact each:
+- "observations": LoCoMo's per-session observations about each speaker (curated facts, ~250 a conversation);
+- "turns": every chat turn as it was said (a chat-like store, ~600 a conversation, full of small talk).
+A fact's title is its first 80 characters, its kind `user`, its one tag the speaker's name (lower-cased).
+A question's relevant facts are those whose evidence turn ids meet the question's. Categories 1-4 are answerable
+(multi-hop, temporal, open-domain, single-hop); 5 (adversarial) is left out. Conversations at even positions are
+the half anything is fitted on, odd ones the half reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STORES = ("observations", "turns")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+OFFTOPIC = Path(__file__).resolve().parents[1] / "data" / "conversational" / "offtopic.jsonl"
+_DIA = re.compile(r"D:?(\d+):(\d+)")
+
+
+@dataclass
+class Conversation:
+    index: int
+    sample_id: str
+    facts: list[dict[str, Any]]  # title, text, kind, tags, evidence (turn ids)
+    questions: list[dict[str, Any]]  # question, category, evidence (turn ids)
+
+    @property
+    def half(self) -> str:
+        return "fit" if self.index % 2 == 0 else "report"
+
+
+@dataclass
+class Question:
+    text: str
+    category: int | str  # 1-4, or "offtopic" / "nonsense"
+    relevant: set[str] = field(default_factory=set)  # uids
+
+    @property
+    def answerable(self) -> bool:
+        return isinstance(self.category, int)
+
+
+def turn_ids(values: Any) -> set[str]:
+    """Turn ids in LoCoMo's several spellings ("D1:3", "D:11:26", "D8:6; D9:17", lists of them)."""
+    if isinstance(values, str):
+        values = [values]
+    return {f"D{a}:{b}" for value in values or [] for a, b in _DIA.findall(str(value))}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load(path: Path, store: str) -> list[Conversation]:
+    if store not in STORES:
+        raise ValueError(f"store must be one of {STORES}")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return [Conversation(i, str(c.get("sample_id", i)), list(_facts(c, store)), list(c.get("qa", [])))
+            for i, c in enumerate(raw)]
+
+
+def _fact(text: str, speaker: str, evidence: set[str]) -> dict[str, Any]:
+    text = " ".join(text.split()) or "(empty)"
+    return {"title": text[:80], "text": text, "kind": "user", "tags": [speaker.lower()], "evidence": evidence}
+
+
+def _facts(conversation: dict[str, Any], store: str) -> Iterator[dict[str, Any]]:
+    if store == "observations":
+        for session in sorted(conversation["observation"], key=_session_number):
+            for speaker, items in conversation["observation"][session].items():
+                for text, evidence in items:
+                    yield _fact(text, speaker, turn_ids(evidence))
+        return
+    talk = conversation["conversation"]
+    for session in sorted((k for k in talk if re.fullmatch(r"session_\d+", k)), key=_session_number):
+        for turn in talk[session]:
+            yield _fact(str(turn.get("text", "")), str(turn["speaker"]), turn_ids(turn.get("dia_id")))
+
+
+def _session_number(key: str) -> int:
+    found = re.search(r"\d+", key)
+    return int(found.group()) if found else 0
+
+
+def questions(conversation: Conversation, uids: list[str]) -> list[Question]:
+    """The answerable questions (categories 1-4) with at least one relevant fact; `uids` are the written facts'
+    uids, in the conversation's fact order."""
+    by_turn: dict[str, set[str]] = defaultdict(set)
+    for fact, uid in zip(conversation.facts, uids):
+        for turn in fact["evidence"]:
+            by_turn[turn].add(uid)
+    out = []
+    for qa in conversation.questions:
+        if qa.get("category") not in CATEGORIES:
+            continue
+        relevant = set().union(*(by_turn.get(t, set()) for t in turn_ids(qa.get("evidence"))))
+        if relevant:
+            out.append(Question(str(qa["question"]), int(qa["category"]), relevant))
+    return out
+
+
+def offtopic(half: str | None = None) -> list[Question]:
+    """This repository's own questions no conversation answers (off-topic) or nobody could mean (nonsense);
+    `half`: those at even ("fit") or odd ("report") positions."""
+    rows = [json.loads(line) for line in OFFTOPIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Question(r["query"], r["style"]) for i, r in enumerate(rows)
+            if half is None or (i % 2 == 0) == (half == "fit")]
