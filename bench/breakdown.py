@@ -187,6 +187,7 @@ def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, d
             # the model's runs, not embed_query: a search's query is embedded once, by the prefetch the MCP
             # endpoint starts, and the search's own embed_query then reads it from the query cache
             timers.wrap(services.embedder, "_encode", "embed")
+            timers.wrap(services.embedder, "_encode_facts", "embed")  # with token vectors (service.domain.late)
             timers.wrap(services.backend, "search", "backend")
             timers.wrap(services.backend, "similar", "similar")
             timers.wrap(services.search, "hydrate", "hydrate")

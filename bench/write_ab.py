@@ -166,6 +166,7 @@ def measure(n: int, cut: str, rounds: int, calls_n: int, seed: int, threads: int
             timers.wrap(MemoryMCPServer, "call_tool", "MCP tool layer")
             timers.wrap(services.facts, "write", "domain total")
             timers.wrap(services.embedder, "_encode", "embed")
+            timers.wrap(services.embedder, "_encode_facts", "embed")  # a write's run, with token vectors
             timers.wrap(services.backend, "similar", "similar")
             timers.wrap(services.store, "add_fact", "transaction")
             app = create_app(services=services)

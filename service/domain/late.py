@@ -90,9 +90,9 @@ def maxsim(query: np.ndarray, facts: Sequence[TokenVectors | None]) -> np.ndarra
     parts = [(i, t) for i, t in enumerate(facts) if t is not None and t.codes.shape[0]]
     if not parts or query.shape[0] == 0:
         return out
-    codes = np.concatenate([t.codes for _, t in parts])
-    sims = query @ codes.T.astype(np.float32)  # (query tokens, all fact tokens)
-    sims *= np.concatenate([t.scales for _, t in parts])
+    codes = np.concatenate([t.codes for _, t in parts]).astype(np.float32)
+    sims = codes @ query.T  # (all fact tokens, query tokens): this way round BLAS is ~2x faster for a short query
+    sims *= np.concatenate([t.scales for _, t in parts])[:, None]
     starts = np.cumsum([0] + [t.codes.shape[0] for _, t in parts[:-1]])
-    out[[i for i, _ in parts]] = np.maximum.reduceat(sims, starts, axis=1).mean(axis=0)
+    out[[i for i, _ in parts]] = np.maximum.reduceat(sims, starts, axis=0).mean(axis=1)
     return out
