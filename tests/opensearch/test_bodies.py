@@ -154,10 +154,23 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
     })
 
 
-def test_lexical_scores_are_the_lexical_sub_query_alone_to_the_fusion_depth() -> None:
+def test_lexical_scores_are_the_lexical_sub_query_alone_to_the_pool_depth_counting_every_match() -> None:
     body = q.lexical_scores(7, ["deploy"], kind=None, tags=(), depth=100)
-    assert body == {"size": 100, "_source": False, "track_total_hits": False,
+    # hits.total exact: how many facts match by words is a number the second stage's gate weighs
+    assert body == {"size": 100, "_source": False, "track_total_hits": True,
                     "query": q.lexical_subquery(["deploy"], [PROFILE, ACTIVE])}
+
+
+def test_term_counts_body_counts_the_scope_and_each_term_in_order() -> None:
+    body = q.term_counts(7, ["deploy", "ledger"], kind=None, tags=())
+    assert body == {"size": 0, "track_total_hits": True, "query": {"bool": {"filter": [PROFILE, ACTIVE]}},
+                    "aggs": {"terms": {"filters": {"filters": {
+                        "t0": {"match": {"search_text": {"query": "deploy"}}},
+                        "t1": {"match": {"search_text": {"query": "ledger"}}}}}}}}
+    assert "aggs" not in q.term_counts(7, [], kind=None, tags=())
+    answer = {"aggregations": {"terms": {"buckets": {"t0": {"doc_count": 3}, "t1": {"doc_count": 0}}}}}
+    assert q.term_counts_of(answer, ["deploy", "ledger"]) == (3, 0)
+    assert q.term_counts_of(answer, []) == ()
 
 
 def test_bm25_query_and_its_msm_rule() -> None:
