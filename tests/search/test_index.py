@@ -7,6 +7,7 @@ import numpy as np
 
 from service.domain import lexical
 from service.domain.ports.sources import ChangedFact
+from service.search.embedded import ranking
 from service.search.embedded.index import ProfileIndex
 from service.search.embedded.postings import WEIGHTS
 
@@ -145,3 +146,16 @@ def test_a_redacted_facts_words_leave_the_index_memory_not_only_its_answers() ->
     assert index.term_counts(["zzqsecretvalue"]).sum() == 0
     assert "zzqsecretvalu" not in str(index._postings._built.keys())  # a word no fact holds is not kept
     index.close()
+
+
+def test_the_top_list_is_a_stable_sort_of_every_row_cut_to_depth() -> None:
+    """ranking.best sorts only the rows at or above the depth-th best score; its list is the first `depth` of a
+    stable sort of all of them, ties (many here: scores of few distinct values) in row order."""
+    rng = np.random.default_rng(5)
+    for size, depth in [(1, 1), (5, 10), (50, 10), (400, 40), (1000, 1), (1000, 999), (1000, 1000)]:
+        for scores in (rng.integers(0, 4, size).astype(np.float32), rng.random(size).astype(np.float32),
+                       np.zeros(size, dtype=np.float64)):
+            rows = np.sort(rng.choice(10 * size, size, replace=False))
+            everything = np.argsort(-scores, kind="stable")[:depth]
+            expected = [(int(rows[i]), float(scores[i])) for i in everything]
+            assert list(ranking.best(rows, scores, depth).items()) == expected

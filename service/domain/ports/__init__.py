@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -95,9 +95,9 @@ class Hit:
     fact: Fact | None = None
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A fact of a search's candidate pool: what the second ranking stage (service.domain.ranking) reads of it."""
+class Candidate(NamedTuple):
+    """A fact of a search's candidate pool: what the second ranking stage (service.domain.ranking) reads of it.
+    A named tuple: a search builds ~60 of them, at a third of a frozen dataclass's cost."""
 
     uid: str
     fact_id: int

@@ -34,6 +34,7 @@ QUERY = ("best_cosine", "cosine_lead", "late_best", "late_at_top", "late_lead", 
          "best_length", "best_cosine_by_length", "best_by_meaning_only", "by_meaning", "best_idf_coverage",
          "best_asks")
 QUERY_LATE = ("late_best", "late_at_top", "late_lead")
+_PLAIN = tuple(name for name in CANDIDATE if name not in LATE)
 
 _BM25_K1, _BM25_B = 1.2, 0.75
 _NEAR = 2  # facts written at most this many ids apart count as written together
@@ -87,32 +88,37 @@ class Rows:
 def rows(query: QueryView, pool: Pool, facts: Sequence[Fact], *, late: bool) -> Rows:
     """The numbers of every candidate (in the pool's order) and of the query. `late`: with late interaction
     (query and every candidate have token vectors); otherwise LATE_* are left out and facts are placed by
-    cosine."""
+    cosine. Every search runs this over ~60 candidates: one pass in Python reads each candidate, the rest is
+    whole-column arithmetic."""
     n, terms = len(pool.candidates), len(query.terms)
     assert len(pool.term_df) == terms, "the pool counts other terms than the query's"
     words = [c.words or fact_words(f.title, f.text, tuple(f.tags)) for c, f in zip(pool.candidates, facts)]
-    # one pass over the candidates for everything read one by one (columns of `each`, as named below)
-    names_, numbers_, when = query.names, query.numbers, query.asks_when
-    each = np.array([(c.cosine if c.cosine is not None else -1.0, c.fact_id, bool(names_ and names_ & set(f.tags)),
-                      bool(names_ and names_ & w.words), bool(numbers_ and numbers_ & w.numbers), w.length, w.asks,
-                      c.by_words, c.by_meaning, when and w.time_words, w.time_words)
-                     for c, f, w in zip(pool.candidates, facts, words)], dtype=np.float64).reshape(n, 11)
-    cosine, ids = each[:, 0], each[:, 1].astype(np.int64)
-    present = np.array([[s in w.stems for s in query.stems] for w in words], dtype=bool).reshape(n, terms)
+    # one pass over the candidates for everything read one by one: the columns of `each` as named below, then
+    # the weighted count of each query stem (0 when the fact does not hold it)
+    names_, numbers_, when, stems = query.names, query.numbers, query.asks_when, query.stems
+    each = np.array([(c.cosine if c.cosine is not None else -1.0, c.fact_id,
+                      bool(names_) and not names_.isdisjoint(f.tags), bool(names_) and not names_.isdisjoint(w.words),
+                      bool(numbers_) and not numbers_.isdisjoint(w.numbers), w.length, w.asks, c.by_words,
+                      c.by_meaning, when and w.time_words, w.time_words, *[w.stems.get(s, 0.0) for s in stems])
+                     for c, f, w in zip(pool.candidates, facts, words)], dtype=np.float64).reshape(n, 11 + terms)
+    cosine, ids, tf = each[:, 0], each[:, 1].astype(np.int64), each[:, 11:]
+    present = tf > 0.0
     df = np.asarray(pool.term_df, dtype=np.float64)
     idf = np.log((pool.scope - df + 0.5) / (df + 0.5) + 1.0) if terms else np.zeros(0)
-    bm25 = _bm25(query, words, idf)
+    bm25 = _bm25(tf, each[:, 5], idf)
     closeness = maxsim(query.tokens, [c.tokens for c in pool.candidates]) if late and query.tokens is not None \
         else cosine
+    best_cosine, best_bm25 = float(cosine.max()), float(bm25.max())
+    idf_sum = float(idf.sum())
     f: dict[str, np.ndarray] = {
         "cosine": cosine,
-        "cosine_gap": cosine - cosine.max(),
+        "cosine_gap": cosine - best_cosine,
         "cosine_rank": _rank(cosine),
         "cosine_z": (cosine - cosine.mean()) / max(float(cosine.std()), 1e-6),
-        "bm25": bm25 / bm25.max() if bm25.max() > 0 else bm25,
+        "bm25": bm25 / best_bm25 if best_bm25 > 0 else bm25,
         "bm25_rank": np.where(bm25 > 0, _rank(bm25), math.log1p(n)),
         "coverage": present.sum(axis=1) / terms if terms else np.zeros(n),
-        "idf_coverage": (present @ idf) / idf.sum() if terms and idf.sum() > 0 else np.zeros(n),
+        "idf_coverage": (present @ idf) / idf_sum if terms and idf_sum > 0 else np.zeros(n),
         "name_is_tag": each[:, 2],
         "name_in_text": each[:, 3],
         "number_shared": each[:, 4],
@@ -128,18 +134,21 @@ def rows(query: QueryView, pool: Pool, facts: Sequence[Fact], *, late: bool) -> 
         f.update(late=closeness, late_gap=closeness - closeness.max(), late_rank=_rank(closeness),
                  late_z=(closeness - closeness.mean()) / max(float(closeness.std()), 1e-6))
     f.update(_placement(ids, cosine, closeness))
-    names = CANDIDATE if late else tuple(name for name in CANDIDATE if name not in LATE)
+    names = CANDIDATE if late else _PLAIN
+    table = np.empty((n, len(names)), dtype=np.float64)
+    for column, name in enumerate(names):
+        table[:, column] = f[name]
     by_cosine = np.argsort(-cosine, kind="stable")[:_GATE_TOP]
     closest = int(by_cosine[0])
     best_length = math.log1p(words[closest].length)  # a short fact close by meaning is weak evidence
     query_numbers = {
-        "best_cosine": float(cosine.max()),
+        "best_cosine": best_cosine,
         "cosine_lead": _lead(cosine),
         "by_words": math.log1p(pool.by_words),
-        "known": float(idf[df > 0].sum() / idf.sum()) if terms and idf.sum() > 0 else 0.0,
+        "known": float(idf[df > 0].sum() / idf_sum) if terms and idf_sum > 0 else 0.0,
         "terms": math.log1p(terms),
         "best_length": best_length,
-        "best_cosine_by_length": float(cosine.max()) * best_length,
+        "best_cosine_by_length": best_cosine * best_length,
         "best_by_meaning_only": float(not pool.candidates[closest].by_words),
         "by_meaning": math.log1p(float(each[:, 8].sum())),
         "best_idf_coverage": float(f["idf_coverage"].max()),
@@ -148,22 +157,28 @@ def rows(query: QueryView, pool: Pool, facts: Sequence[Fact], *, late: bool) -> 
     if late:
         query_numbers.update(late_best=float(closeness[by_cosine].max()), late_at_top=float(closeness[by_cosine[0]]),
                              late_lead=_lead(closeness))
-    return Rows(names=names, candidates=np.column_stack([f[name] for name in names]), query=query_numbers,
-                bm25=bm25)
+    return Rows(names=names, candidates=table, query=query_numbers, bm25=bm25)
 
 
 def _lead(scores: np.ndarray) -> float:
     """How far the best candidate stands out: its score less the pool's median (0 for a pool of one)."""
-    return float(scores.max() - np.median(scores))
+    return float(scores.max() - _median(scores))
 
 
-def _bm25(query: QueryView, words: Sequence[FactWords], idf: np.ndarray) -> np.ndarray:
+def _median(values: np.ndarray) -> float:
+    """np.median's number (the middle value, or the mean of the two middle ones) without its generality: it
+    costs more than the rest of a column's arithmetic on a pool this size."""
+    ordered = np.sort(values)
+    middle = ordered.size // 2
+    return float(ordered[middle]) if ordered.size % 2 else float((ordered[middle - 1] + ordered[middle]) / 2.0)
+
+
+def _bm25(tf: np.ndarray, length: np.ndarray, idf: np.ndarray) -> np.ndarray:
     """BM25 of the query's terms in each candidate, from the facts' own words (the same on every backend; the
-    backends' BM25 differ: FTS5's and Lucene's), idf from the scope's counts, lengths against the pool's mean."""
-    if not query.stems or not words:
-        return np.zeros(len(words))
-    tf = np.array([[w.stems.get(s, 0.0) for s in query.stems] for w in words])
-    length = np.array([w.length for w in words], dtype=np.float64)
+    backends' BM25 differ: FTS5's and Lucene's): `tf` the weighted count of each query stem in each candidate,
+    `length` each candidate's words, idf from the scope's counts, lengths against the pool's mean."""
+    if tf.shape[1] == 0 or tf.shape[0] == 0:
+        return np.zeros(tf.shape[0])
     norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * length / max(float(length.mean()), 1e-9))
     return (tf * (_BM25_K1 + 1) / (tf + norm[:, None])) @ idf
 
@@ -179,4 +194,4 @@ def _placement(ids: np.ndarray, cosine: np.ndarray, closeness: np.ndarray) -> di
     near = (np.abs(ids[:, None] - best[None, :]) <= _NEAR).any(axis=1)  # the closest few themselves too
     weight = np.exp(-np.minimum(apart, 10_000) / _LOCALITY_SPAN)
     return {"neighbour": neighbour, "neighbour_gap": neighbour - cosine.max(), "near_best": near.astype(float),
-            "locality": weight @ np.maximum(closeness - np.median(closeness), 0.0)}
+            "locality": weight @ np.maximum(closeness - _median(closeness), 0.0)}

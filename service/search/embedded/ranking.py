@@ -25,8 +25,14 @@ class Pass:
 
 
 def best(rows: np.ndarray, scores: np.ndarray, depth: int) -> dict[int, float]:
-    """The `depth` best rows by score (stable: ties keep row order), with their scores."""
-    order = np.argsort(-scores, kind="stable")[:depth]
+    """The `depth` best rows by score (stable: ties keep row order), with their scores. Only the rows scoring at
+    least the depth-th best score are sorted: a full sort of a large profile's cosines cost ~0.5 ms a search."""
+    if 0 < depth < scores.size:
+        cutoff = -np.partition(-scores, depth - 1)[depth - 1]  # the depth-th best score
+        keep = np.nonzero(scores >= cutoff)[0]  # ascending, ties at the cutoff included: the stable sort below
+        order = keep[np.argsort(-scores[keep], kind="stable")][:depth]  # orders them as a sort of all would
+    else:
+        order = np.argsort(-scores, kind="stable")[:depth]
     return {int(rows[i]): float(scores[i]) for i in order}
 
 
@@ -66,11 +72,12 @@ def pool(index: ProfileIndex, terms: list[str], sims: np.ndarray, active: np.nda
     """The second stage's candidates: the best `depth` active facts by meaning and by words (fact-id order), with
     the counts it weighs them with (service.domain.ports.Pool)."""
     rows = sorted(set(cut(meaning.top, depth)) | set(cut(words.top, depth)), key=index.fact_ids.__getitem__)
+    at = np.array(rows, dtype=np.int64)
     candidates = [
-        Candidate(uid=index.uids[r], fact_id=index.fact_ids[r], cosine=float(sims[r]), by_words=bool(words.matched[r]),
-                  by_meaning=bool(meaning.matched[r]), tokens=index.tokens[r], fact=index.facts[r],
-                  words=index.words[r])
-        for r in rows
+        Candidate(uid=index.uids[r], fact_id=index.fact_ids[r], cosine=cosine, by_words=by_words, by_meaning=by_meaning,
+                  tokens=index.tokens[r], fact=index.facts[r], words=index.words[r])
+        for r, cosine, by_words, by_meaning in zip(rows, sims[at].tolist(), words.matched[at].tolist(),
+                                                   meaning.matched[at].tolist())
     ]
     term_df = tuple(int(active[index.rows_with(term)].sum()) for term in terms)
     return Pool(candidates, scope=int(active.sum()), term_df=term_df, by_words=int((active & words.matched).sum()))
