@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -28,6 +30,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMORY_", extra="ignore", frozen=True, hide_input_in_errors=True)
 
     data_dir: Path = Field(default_factory=_default_data_dir)
+    # A MEMORY_* variable in the environment that is no setting (a misspelt name): refuse = `memory serve` does not
+    # start (a misspelt setting would otherwise be ignored without a word); warn = it starts and names it.
+    unknown_settings: Literal["refuse", "warn"] = "refuse"
     database_url: str | None = None
     # SQLite's PRAGMA synchronous: full = an acknowledged write survives a power loss (the default); normal =
     # it survives a crash of the process (kill -9), and the last commits may go with the power, for faster writes.
@@ -261,6 +266,24 @@ class Settings(BaseSettings):
             return self.database_url
         return f"sqlite:///{self.data_dir / 'memory.db'}"
 
+    def database_named(self) -> str:
+        """The canonical store as the start line names it -- its database and where, never a password:
+        'SQLite /path/memory.db', 'PostgreSQL db.internal:5432/memory'."""
+        url = self.resolved_database_url
+        if url.startswith("sqlite"):
+            return f"SQLite {url.split(':///', 1)[1] if ':///' in url else url}"
+        parts = urlsplit(url)
+        name = parts.path.lstrip("/")
+        if not parts.hostname:
+            return f"PostgreSQL {name} on the local socket"
+        return f"PostgreSQL {parts.hostname}{f':{parts.port}' if parts.port else ''}/{name}"
+
+    def search_named(self) -> str:
+        """The search backend as the start line names it."""
+        if self.search == "opensearch":
+            return f"OpenSearch {self.opensearch_url} (prefix {self.opensearch_prefix})"
+        return "embedded"
+
     @property
     def vector_weight(self) -> float:
         return round(1.0 - self.lexical_weight, 6)
@@ -312,3 +335,32 @@ def describe_error(exc: ValidationError) -> str:
         else:  # a rule over several variables: its message names them
             parts.append(problem.text)
     return "invalid configuration: " + "; ".join(parts)
+
+
+# MEMORY_* names this project uses that are not the service's settings: the README's client example (MEMORY_URL,
+# MEMORY_TOKEN), compose.yaml's published port (MEMORY_HOST_PORT), the executable a benchmark runs (MEMORY_BIN) and
+# the test suite's MEMORY_TEST_* (tests/support). They are never reported as unknown.
+NOT_SETTINGS = frozenset({"MEMORY_URL", "MEMORY_TOKEN", "MEMORY_HOST_PORT", "MEMORY_BIN"})
+_NOT_SETTINGS_PREFIX = "MEMORY_TEST_"
+
+
+def setting_variables() -> tuple[str, ...]:
+    """Every setting's environment variable (MEMORY_ and the field's name, upper-case)."""
+    return tuple(sorted(f"MEMORY_{name.upper()}" for name in Settings.model_fields))
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line for each MEMORY_* variable in the environment (names are read case-insensitively, as the settings
+    are) that is no setting, naming the closest setting when one is close: "MEMORY_PROT is not a setting
+    -- MEMORY_PORT?". Empty when there is none."""
+    settings = setting_variables()
+    lines = []
+    for variable in sorted(os.environ if environ is None else environ):
+        name = variable.upper()
+        if not name.startswith("MEMORY_") or name in settings or name in NOT_SETTINGS \
+                or name.startswith(_NOT_SETTINGS_PREFIX):
+            continue
+        closest = difflib.get_close_matches(name, settings, n=1, cutoff=0.8)
+        lines.append(f"{variable} is not a setting — {closest[0]}?" if closest
+                     else f"{variable} is not a setting (docs/operators.md lists them)")
+    return lines

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from service.config import Settings
+from service.config import Settings, unknown_variables
 from service.errors import MemoryServiceError
 
 if TYPE_CHECKING:
@@ -93,6 +93,9 @@ class Services:
                 checks["embedder"]["stale_vectors"] = stale
                 checks["embedder"]["fix"] = "re-embedding in the background (or now: memory reindex --reembed)" \
                     if self.settings.search == "embedded" else "memory reindex --reembed"
+        unknown = unknown_variables()
+        if unknown:  # `memory serve` started with MEMORY_UNKNOWN_SETTINGS=warn: named, not fatal
+            checks["settings"] = {"state": "warning", "unknown_variables": unknown}
         reasons = []
         if checks["database"]["state"] != "ready":
             reasons.append(f"database: {checks['database'].get('error')}")

@@ -9,10 +9,11 @@ import typer
 
 from service.cli import duplicates, grants, help_types, maintenance, redact
 from service.cli import opensearch as opensearch_cli
-from service.cli.output import console, emit, failures
-from service.config import Settings
+from service.cli.output import console, emit, err_console, failures
+from service.config import Settings, unknown_variables
 from service.container import build_database, build_embedder, build_profiles, build_store, mirror_maintenance
 from service.domain.profiles import ProfileService
+from service.errors import StartupFailed
 
 help_types.install()
 # An unexpected crash prints typer's traceback without local variables: they may hold a password (settings, a
@@ -52,6 +53,9 @@ def serve(
     with failures(as_json):
         overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
         settings = Settings(**overrides)  # type: ignore[arg-type]
+        unknown = unknown_variables()
+        if unknown and settings.unknown_settings == "refuse":
+            raise StartupFailed(f"{'; '.join(unknown)} (fix the name, or MEMORY_UNKNOWN_SETTINGS=warn to start anyway)")
         listener = open_listener(settings)  # before the banner: a bad address or a busy port is one line
         logs.configure()  # before the MCP server is built (it would install its own rich handler)
         embedder = early_embedder(settings) or build_embedder(settings)  # started by service.cli.early if it could
@@ -64,10 +68,15 @@ def serve(
         raise_open_files_limit(settings.max_connections)
         application = create_app(settings, embedder=embedder, preload_embedder=True)
         if as_json:
-            typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect}))
+            typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect,
+                                   "database_at": settings.database_named(), "search": settings.search_named(),
+                                   "unknown_variables": unknown}))
         else:
+            for line in unknown:
+                err_console.print(f"warning: {line}", soft_wrap=True, highlight=False, markup=False)
             console.print(f"memory service on {settings.base_url}: MCP at {settings.base_url}/mcp/<profile>, "
-                          f"dashboard at {settings.base_url}/ui/", soft_wrap=True, highlight=False)
+                          f"dashboard at {settings.base_url}/ui/ (database {settings.database_named()}, search "
+                          f"{settings.search_named()})", soft_wrap=True, highlight=False, markup=False)
             if settings.oauth:
                 console.print(f"OAuth sign-in for hosted clients (claude.ai, ChatGPT) is on: issuer {settings.issuer}",
                               soft_wrap=True, highlight=False)

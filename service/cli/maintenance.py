@@ -15,7 +15,7 @@ import typer
 from rich.progress import Progress, TaskID
 
 from service.cli.output import console, echo_plain, emit, failures
-from service.config import Settings
+from service.config import Settings, unknown_variables
 from service.container import build_database, build_embedder, build_store, mirror_maintenance
 from service.domain import portability
 from service.domain.profiles import ProfileService
@@ -102,14 +102,19 @@ def register(app: typer.Typer) -> None:
             model = {"model": status.get("model"), "precision": status.get("precision")}
             named = f"{model['model']}" + (f" ({model['precision']})" if model["precision"] else "")
 
+            unknown = unknown_variables()
+
             def human() -> None:
                 if problems:
                     echo_plain(problems)
                 else:
                     typer.echo("no differences")
                 typer.echo(f"embedder: {named}")
+                for line in unknown:  # a misspelt setting: this check may have read another store than meant
+                    typer.echo(f"warning: {line}")
 
-            emit(as_json, {"ok": not problems, "differences": problems, "embedder": model}, human)
+            emit(as_json, {"ok": not problems, "differences": problems, "embedder": model,
+                           "unknown_variables": unknown}, human)
             if problems:
                 raise typer.Exit(code=1)
 

@@ -160,3 +160,16 @@ def test_the_console_script_keeps_exit_codes_and_help_with_json(sqlite_env: dict
     assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "conflict"
     done = console_script("profile", "list", "--help", "--json", env=sqlite_env)
     assert done.returncode == 0 and "profile list [OPTIONS]" in done.stdout
+
+
+def test_check_names_a_variable_that_is_no_setting(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A misspelt setting (issue 57): `memory check` may have read another store than the one meant, so it says so;
+    a clean environment says nothing."""
+    run("profile", "create", "work")
+    code, out = run("check", "--json")
+    assert code == 0 and json.loads(out)["unknown_variables"] == []
+    monkeypatch.setenv("MEMORY_DATA_DIRR", "/elsewhere")
+    code, out = run("check")
+    assert code == 0 and "warning: MEMORY_DATA_DIRR is not a setting — MEMORY_DATA_DIR?" in out.splitlines()
+    code, out = run("check", "--json")
+    assert json.loads(out)["unknown_variables"] == ["MEMORY_DATA_DIRR is not a setting — MEMORY_DATA_DIR?"]

@@ -38,6 +38,13 @@ def busy_port() -> Iterator[int]:
     ({"MEMORY_BIND": "10.254.254.254"}, "MEMORY_BIND='10.254.254.254': this machine has no such address"),
     ({"MEMORY_BIND": "no-such-host.invalid"}, "MEMORY_BIND='no-such-host.invalid': not an address"),
     ({"MEMORY_SEARCH": "opensearch"}, "MEMORY_SEARCH=opensearch needs MEMORY_OPENSEARCH_URL"),
+    # a misspelt setting would be ignored without a word (issue 57): named, with the setting it was meant to be
+    ({"MEMORY_DATABSE_URL": "postgresql://u:pw@db.internal/memory"},
+     "error: MEMORY_DATABSE_URL is not a setting — MEMORY_DATABASE_URL? (fix the name, or "
+     "MEMORY_UNKNOWN_SETTINGS=warn to start anyway)"),
+    ({"MEMORY_PROT": "8091", "memory_embeder": "none"},
+     "MEMORY_PROT is not a setting — MEMORY_PORT?; memory_embeder is not a setting — MEMORY_EMBEDDER?"),
+    ({"MEMORY_SHOUTING": "1"}, "MEMORY_SHOUTING is not a setting (docs/operators.md lists them)"),
 ])
 def test_a_configuration_it_cannot_serve_is_one_line_and_exit_1(tmp_path: Path, env: dict[str, str],
                                                                 expected: str) -> None:
@@ -73,9 +80,37 @@ def test_a_good_configuration_serves_on_its_port(tmp_path: Path) -> None:
     finally:
         process.terminate()
         out, _ = process.communicate(timeout=30)
-    base = f"http://127.0.0.1:{port}"  # the banner, once serving was possible: one line, the dashboard named
+    base = f"http://127.0.0.1:{port}"  # the banner, once serving was possible: one line, the dashboard named,
     banner = [line for line in out.splitlines() if not line.startswith("INFO:")]  # uvicorn's access log
-    assert banner == [f"memory service on {base}: MCP at {base}/mcp/<profile>, dashboard at {base}/ui/"]
+    assert banner == [f"memory service on {base}: MCP at {base}/mcp/<profile>, dashboard at {base}/ui/ "
+                      f"(database SQLite {tmp_path / 'memory.db'}, search embedded)"]  # and where it keeps facts
+
+
+def test_told_to_start_anyway_it_names_the_unknown_variable_on_stderr_and_in_readyz(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port),
+           "MEMORY_UNKNOWN_SETTINGS": "warn", "MEMORY_DATABSE_URL": "postgresql://u:secret@db.internal/memory",
+           "MEMORY_URL": "http://elsewhere/mcp/x", "MEMORY_TOKEN": "mem_x", "MEMORY_TEST_CACHE": "/tmp"}  # not settings, known
+    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2)
+                break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()  # type: ignore[union-attr]
+            time.sleep(0.2)
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    unknown = "MEMORY_DATABSE_URL is not a setting — MEMORY_DATABASE_URL?"
+    assert ready.json()["checks"]["settings"] == {"state": "warning", "unknown_variables": [unknown]}  # loopback
+    assert ready.status_code == 200 and ready.json()["ready"] is True  # named, not fatal
+    assert [line for line in err.splitlines() if "not a setting" in line] == [f"warning: {unknown}"]
+    assert "secret" not in err
 
 
 def test_a_client_that_goes_away_mid_request_is_one_warning_line(tmp_path: Path) -> None:
