@@ -325,13 +325,15 @@ def _shown(field: str, value: object) -> str:
     return repr(mask_userinfo(value)) if isinstance(value, str) else repr(value)
 
 
-def describe_error(exc: ValidationError) -> str:
-    """A refused configuration as one line naming each variable and its value (secrets masked)."""
+def describe_error(exc: ValidationError, flags: Mapping[str, str] | None = None) -> str:
+    """A refused configuration as one line naming each variable and its value (secrets masked); a setting given by
+    a command-line flag (`flags`: field -> flag, e.g. port -> --port) is named as the flag typed."""
     parts = []
     for problem in input_problems(exc.errors()):
         if problem.where:
             field = problem.where.split(".")[0]
-            parts.append(f"MEMORY_{field.upper()}={_shown(field, problem.got)}: {problem.message}")
+            named = f"{flags[field]} " if flags and field in flags else f"MEMORY_{field.upper()}="
+            parts.append(f"{named}{_shown(field, problem.got)}: {problem.message}")
         else:  # a rule over several variables: its message names them
             parts.append(problem.text)
     return "invalid configuration: " + "; ".join(parts)

@@ -116,7 +116,7 @@ def cli_env(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) 
 def test_cli_bodies(cli_env: None) -> None:
     runner = CliRunner()
     missing = runner.invoke(cli_app, ["token", "issue", "nobody", "--json"])
-    message = "no profile named 'nobody' (create it with: memory profile create nobody)"
+    message = "no profile named 'nobody' (there are no profiles yet; create it with: memory profile create nobody)"
     assert missing.exit_code == 1
     assert json.loads(missing.stdout) == {"error": {"code": "not_found", "message": message, "param": "profile"}}
     human = runner.invoke(cli_app, ["token", "issue", "nobody"])

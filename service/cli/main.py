@@ -50,13 +50,14 @@ def serve(
     from service.cli.listen import open_listener
     from service.container import build_embedder
 
-    with failures(as_json):
-        overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
+    overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
+    flags = {k: flag for k, flag in {"bind": "--host", "port": "--port"}.items() if k in overrides}  # named as typed
+    with failures(as_json, flags):
         settings = Settings(**overrides)  # type: ignore[arg-type]
         unknown = unknown_variables()
         if unknown and settings.unknown_settings == "refuse":
             raise StartupFailed(f"{'; '.join(unknown)} (fix the name, or MEMORY_UNKNOWN_SETTINGS=warn to start anyway)")
-        listener = open_listener(settings)  # before the banner: a bad address or a busy port is one line
+        listener = open_listener(settings, flags)  # before the banner: a bad address or a busy port is one line
         logs.configure()  # before the MCP server is built (it would install its own rich handler)
         embedder = early_embedder(settings) or build_embedder(settings)  # started by service.cli.early if it could
         embedder.start()  # loads in the background while the web stack imports and starts (no-op if started)

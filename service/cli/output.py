@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -76,15 +76,16 @@ def emit(as_json: bool, data: dict[str, Any], human: Callable[[], None]) -> None
 
 
 @contextmanager
-def failures(as_json: bool) -> Iterator[None]:
+def failures(as_json: bool, flags: Mapping[str, str] | None = None) -> Iterator[None]:
     """Turn domain errors into one clear line (or a JSON error object) and exit code 1; the content is
-    service.error_bodies' (as on every face), the envelope the CLI's."""
+    service.error_bodies' (as on every face), the envelope the CLI's. `flags`: the settings the command line gave
+    (field -> flag), named as typed."""
     try:
         yield
     except MemoryServiceError as exc:
         _fail(as_json, describe(exc))
-    except ValidationError as exc:  # settings refused by validation (a bad MEMORY_* value)
-        _fail(as_json, ErrorInfo("invalid_configuration", describe_error(exc)))
+    except ValidationError as exc:  # settings refused by validation (a bad MEMORY_* value or flag)
+        _fail(as_json, ErrorInfo("invalid_configuration", describe_error(exc, flags)))
 
 
 def _fail(as_json: bool, info: ErrorInfo) -> NoReturn:

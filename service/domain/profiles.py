@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -89,7 +90,8 @@ class ProfileService:
         with self.store.unit_of_work() as uow:
             row = uow.profiles.by_name(old)
             if row is None:
-                raise NotFound(f"no profile named {old!r} (list them with: memory profile list)", param="profile")
+                raise NotFound(_no_such_profile(old, [r.name for r in uow.profiles.all()], create=False),
+                               param="profile")
             if uow.profiles.by_name(new) is not None:
                 raise Conflict(f"profile {new!r} already exists: pick another name", param="profile")
             assert row.id is not None
@@ -104,8 +106,9 @@ class ProfileService:
         validation.profile_name(name)
         with self.store.read() as uow:
             row = uow.profiles.by_name(name)
-        if row is None:
-            raise NotFound(f"no profile named {name!r} (create it with: memory profile create {name})", param="profile")
+            if row is None:
+                raise NotFound(_no_such_profile(name, [r.name for r in uow.profiles.all()], create=True),
+                               param="profile")
         return _ref(row)
 
     def list(self) -> list[ProfileRef]:
@@ -207,3 +210,15 @@ def _bearer(header: str | None) -> str | None:
     if scheme.lower() != "bearer" or not value or len(value) > 512 or not value.isascii():
         return None
     return value
+
+
+def _no_such_profile(name: str, existing: list[str], *, create: bool) -> str:
+    """What a command given a profile that does not exist says (the command line's and the operator's paths only:
+    it names other profiles): the closest existing names, or all of them when there are few, then how to create
+    one (a typo is likelier than a new profile when one is close)."""
+    closest = difflib.get_close_matches(name, existing, n=3, cutoff=0.6)
+    if closest:
+        return f"no profile named {name!r}: did you mean {' or '.join(repr(c) for c in closest)}?"
+    known = f"the profiles are {', '.join(repr(e) for e in sorted(existing))}" if 0 < len(existing) <= 10 \
+        else "list them with: memory profile list" if existing else "there are no profiles yet"
+    return f"no profile named {name!r} ({known}" + (f"; create it with: memory profile create {name})" if create else ")")

@@ -173,3 +173,16 @@ def test_check_names_a_variable_that_is_no_setting(env: dict[str, str], monkeypa
     assert code == 0 and "warning: MEMORY_DATA_DIRR is not a setting — MEMORY_DATA_DIR?" in out.splitlines()
     code, out = run("check", "--json")
     assert json.loads(out)["unknown_variables"] == ["MEMORY_DATA_DIRR is not a setting — MEMORY_DATA_DIR?"]
+
+
+def test_an_unknown_profile_names_the_one_meant_or_the_ones_there_are(env: dict[str, str]) -> None:
+    """Issue 57: `memory token issue wrok` suggested creating 'wrok' rather than the profile the user meant."""
+    run("profile", "create", "work")
+    run("profile", "create", "research")
+    code, out = run("token", "issue", "wrok")
+    assert code == 1 and out.strip() == "error: no profile named 'wrok': did you mean 'work'?"
+    code, out = run("token", "list", "billing")
+    assert code == 1 and out.strip() == ("error: no profile named 'billing' (the profiles are 'research', 'work'; "
+                                         "create it with: memory profile create billing)")
+    code, out = run("profile", "rename", "reserch", "papers", "--json")
+    assert code == 1 and json.loads(out)["error"]["message"] == "no profile named 'reserch': did you mean 'research'?"

@@ -62,6 +62,22 @@ def test_a_port_in_use_names_the_port(tmp_path: Path, busy_port: int) -> None:
                                      "in use (another `memory serve`?); stop it or choose another MEMORY_PORT")
 
 
+def test_a_flag_is_named_as_typed(tmp_path: Path, busy_port: int) -> None:
+    """Issue 57: `memory serve --port N` reported MEMORY_PORT=N, a variable the user never set."""
+    values = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none"}
+    for args, expected in [
+        (["--port", str(busy_port)], f"error: --port {busy_port}: port {busy_port} on 127.0.0.1 is already in use "
+                                     "(another `memory serve`?); stop it or choose another --port"),
+        (["--port", "70000"], "error: invalid configuration: --port 70000: input should be less than or equal to 65535"),
+        (["--host", "10.254.254.254"], "error: --host '10.254.254.254': this machine has no such address"),
+    ]:
+        result = subprocess.run([sys.executable, "-m", "service", "serve", *args], env=values, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 1 and result.stdout == "", result
+        assert result.stderr.startswith(expected) and result.stderr.count("\n") == 1, result.stderr
+        assert "MEMORY_PORT=" not in result.stderr and "MEMORY_BIND=" not in result.stderr
+
+
 def test_a_good_configuration_serves_on_its_port(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port)}
