@@ -138,11 +138,13 @@ def _embedder_not_ready(status: dict[str, Any]) -> list[str]:
 
 def build_database(settings: Settings) -> Database:
     """Open the canonical store and bring its schema up to date (CLI commands need only this)."""
-    from service.store.engine import Database, unreachable
+    from service.store.engine import Database
     from service.store.migrate import upgrade
+    from service.store.opening import opening
 
-    db = Database(settings.resolved_database_url, synchronous=settings.sqlite_synchronous)
-    with unreachable():  # a PostgreSQL that refuses the connection: one clear error, not a driver traceback
+    chosen_by = ("MEMORY_DATABASE_URL", None) if settings.database_url else ("MEMORY_DATA_DIR", str(settings.data_dir))
+    with opening(settings.resolved_database_url, named=chosen_by[0], shown=chosen_by[1]):  # one line: setting, fix
+        db = Database(settings.resolved_database_url, synchronous=settings.sqlite_synchronous)
         upgrade(db.engine)
     return db
 

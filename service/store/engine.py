@@ -74,16 +74,6 @@ def _unavailable(exc: sa.exc.OperationalError) -> BackendUnavailable:
     return BackendUnavailable("database unavailable")
 
 
-@contextmanager
-def unreachable() -> Iterator[None]:
-    """Around a use of an engine outside Database's sessions (the schema upgrade at start): the driver's
-    connection failure becomes BackendUnavailable, as in every session."""
-    try:
-        yield
-    except sa.exc.OperationalError as exc:
-        raise _unavailable(exc) from None
-
-
 class Database:
     """Owns the engines; hands out read sessions and write transactions.
 
