@@ -21,7 +21,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from service import __version__
 from service.web.credentials import authenticated, authorization
-from service.web.errors import domain_error_response, error_response
+from service.web.errors import domain_error_response, error_response, invalid_profile_name
 from service.web.hosts import HostPolicy
 from service.web.origins import OriginPolicy
 from service.config import Settings
@@ -101,6 +101,10 @@ class MCPEndpoint:
             await error_response(path, 403, "origin_not_allowed", OriginPolicy.refusal(origin))(scope, receive, send)
             return
         profile = scope.get("path_params", {}).get("profile")  # None at /mcp (MEMORY_OAUTH=on)
+        refused = invalid_profile_name(path, profile) if profile is not None else None
+        if refused is not None:  # as REST answers /api/Work/...: the name's rule, not "invalid token"
+            await refused(scope, receive, send)
+            return
         try:
             header = authorization(headers)
             ref = await authenticated(self.services.profiles, header, profile or "") if self.resources is None \

@@ -7,16 +7,18 @@ a 405's Allow names every method the path takes (one route per method: Starlette
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import StringConstraints, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Mount
 
 from service.error_bodies import ErrorInfo, describe, input_problems, jsonrpc_body, rest_body
+from service.contract import PROFILE_NAME, PROFILE_NAME_MAX
 from service.errors import BackendUnavailable, Conflict, InvalidInput, MemoryServiceError, NotFound, Unauthorized
 
 STATUS: dict[type[MemoryServiceError], int] = {
@@ -47,6 +49,30 @@ def error_response(path: str, status: int, code: str, message: str, param: str |
     """The one error answer of both faces: the body shape follows the path, status and headers do not
     (`rpc_code`: the JSON-RPC code on /mcp paths when it is not the one the status implies)."""
     return _answer(path, status, ErrorInfo(code, message, param), headers, rpc_code)
+
+
+# A profile name in a path, as REST's routes declare it (service.api.deps.ProfileName: the same constraints).
+_PROFILE_IN_PATH = TypeAdapter(Annotated[str, StringConstraints(min_length=1, max_length=PROFILE_NAME_MAX,
+                                                                pattern=PROFILE_NAME.pattern)])
+
+
+def invalid_parameter(path: str, errors: Sequence[Any]) -> JSONResponse:
+    """The 400 of a parameter its declared type refuses (pydantic's errors), naming the parameter and the rule."""
+    problems = input_problems(errors, skip=("query", "path", "body", "header"))
+    first = problems[0] if problems else None
+    param = first.where.split(".")[0] if first and first.where else None
+    message = f"invalid value for {param}: {first.message}" if first and param else "invalid request"
+    return error_response(path, 400, "invalid_parameter", message, param)
+
+
+def invalid_profile_name(path: str, profile: str) -> JSONResponse | None:
+    """The 400 a profile name in the path gets when it cannot be one (REST's path validation, the same words on
+    /mcp/{profile}), before any token is looked at; None for a valid name."""
+    try:
+        _PROFILE_IN_PATH.validate_python(profile)
+    except ValidationError as exc:
+        return invalid_parameter(path, [{**e, "loc": ("path", "profile")} for e in exc.errors()])
+    return None
 
 
 def domain_error_response(path: str, exc: MemoryServiceError, resource_metadata: str | None = None) -> JSONResponse:
@@ -95,11 +121,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = input_problems(exc.errors(), skip=("query", "path", "body", "header"))
-        first = problems[0] if problems else None
-        param = first.where.split(".")[0] if first and first.where else None
-        message = f"invalid value for {param}: {first.message}" if first and param else "invalid request"
-        return error_response(request.url.path, 400, "invalid_parameter", message, param)
+        return invalid_parameter(request.url.path, exc.errors())
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

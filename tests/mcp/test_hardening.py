@@ -27,6 +27,22 @@ def _flatten(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+async def test_a_name_that_cannot_be_a_profile_is_the_400_rest_answers(base_url: str, alpha: ProfileAccess) -> None:
+    """Issue 57: /mcp/Work answered 401 "missing or invalid bearer token" and sent the user after the token, where
+    REST answers /api/Work/... with a 400 naming the rule. The same 400 now, with the token or without."""
+    for name in ("Alpha", "-alpha", "a" * 64, "al%20pha"):
+        rest = httpx.get(f"{base_url}/api/{name}/facts", headers=alpha.headers)
+        assert rest.status_code == 400, (name, rest.text)
+        for headers in (alpha.headers, {}):
+            mcp = httpx.post(f"{base_url}/mcp/{name}", json=LIST, headers={**ACCEPT, **headers})
+            assert mcp.status_code == 400, (name, mcp.text)
+            error = mcp.json()["error"]
+            assert error["message"] == rest.json()["error"]["message"] and error["message"].startswith(
+                "invalid value for profile: string should")
+            assert error["data"] == {"status": 400, "code": "invalid_parameter", "param": "profile"}
+    assert httpx.post(f"{base_url}/mcp/alpha", json=LIST, headers={**ACCEPT, **alpha.headers}).status_code == 200
+
+
 async def test_401_is_a_json_rpc_error_and_the_same_answer_as_rest(base_url: str, alpha: ProfileAccess,
                                                                    beta: ProfileAccess) -> None:
     missing = httpx.post(f"{base_url}/mcp/alpha", json=LIST, headers=ACCEPT)
