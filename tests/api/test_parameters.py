@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import ProfileAccess
 
 # Python's int() and pydantic's lax parsing take most of these as numbers; a parameter is digits only.
-NOT_DIGITS = ["5.0", "1_0", "+5", "%205", "5%20", "%D9%A5", "0x5"]
+NOT_DIGITS = ["5.0", "1_0", "+5", "%205", "5%20", "%D9%A5", "0x5", "05", "050", "00"]  # and no leading zero
 BAD_LIMITS = ["0", "-1", "501", "abc", "1.5", "", "1e3", *NOT_DIGITS]
 BAD_DAYS = ["0", "366", "-1", "x", "2.5", "", *NOT_DIGITS]
 
@@ -30,7 +30,7 @@ def test_days_out_of_range(client: TestClient, alpha: ProfileAccess, path: str, 
     assert response.json()["error"]["param"] == "days"
 
 
-@pytest.mark.parametrize("value", ["1", "500", "050"])
+@pytest.mark.parametrize("value", ["1", "500", "50"])
 def test_limit_bounds_are_accepted(client: TestClient, alpha: ProfileAccess, value: str) -> None:
     response = client.get(f"/api/alpha/queries?limit={value}", headers=alpha.headers)
     assert response.status_code == 200
@@ -133,3 +133,13 @@ def test_an_unknown_parameter_is_400_naming_it_and_what_the_endpoint_takes(
     assert error["param"] == name and f"unknown query parameter {name!r}" in error["message"], error
     assert takes in error["message"]
     assert client.get(path).status_code == 401  # no token: the same 401 as always
+
+
+@pytest.mark.parametrize("written", ["01", "+1", "1.0", "1_0", "%201"])
+def test_an_id_in_the_path_is_written_plainly(client: TestClient, alpha: ProfileAccess, written: str) -> None:
+    """Issue 57: /queries/01 answered query 1. An id is digits without a leading zero; anything else is the 400
+    naming the parameter, as for the query string's numbers."""
+    assert client.get("/api/alpha/queries/1", headers=alpha.headers).status_code == 404  # no such query: read as 1
+    response = client.get(f"/api/alpha/queries/{written}", headers=alpha.headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == "query_id"
