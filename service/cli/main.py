@@ -71,7 +71,7 @@ def serve(
         if as_json:
             typer.echo(json.dumps({"serving": settings.base_url, "database": application.state.services.db.dialect,
                                    "database_at": settings.database_named(), "search": settings.search_named(),
-                                   "unknown_variables": unknown}))
+                                   **({"unknown_variables": unknown} if unknown else {})}))
         else:
             for line in unknown:
                 err_console.print(f"warning: {line}", soft_wrap=True, highlight=False, markup=False)

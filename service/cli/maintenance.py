@@ -113,8 +113,8 @@ def register(app: typer.Typer) -> None:
                 for line in unknown:  # a misspelt setting: this check may have read another store than meant
                     typer.echo(f"warning: {line}")
 
-            emit(as_json, {"ok": not problems, "differences": problems, "embedder": model,
-                           "unknown_variables": unknown}, human)
+            named_too = {"unknown_variables": unknown} if unknown else {}
+            emit(as_json, {"ok": not problems, "differences": problems, "embedder": model, **named_too}, human)
             if problems:
                 raise typer.Exit(code=1)
 
