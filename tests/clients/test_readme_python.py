@@ -52,3 +52,17 @@ def test_a_refused_token_is_one_line(example: Path, base_url: str, alpha: Profil
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("memory: "), result.stderr
     assert "token" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_server_that_is_not_there_is_one_line_naming_the_url(example: Path) -> None:
+    """Issue 57: against a stopped server the example printed only "All connection attempts failed"."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp/alpha"
+    result = run(example, url, "mem_whatever")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("memory: "), result.stderr
+    assert result.stderr.rstrip().endswith(f"({url})") and "Traceback" not in result.stderr
