@@ -4,7 +4,7 @@
 # OpenSearch Service: compose.yaml runs this
 # image against both), a non-root user, `memory` on PATH.
 # Size: the install layer is ~430 MB (weights 88 MB, ONNX Runtime 78, numpy 73, botocore 32, SQLAlchemy 29, …);
-# on the official python:3.11-slim (~150 MB) the image is ~0.58 GB. `make test-containers` builds it (README
+# on the official python:3.11-slim (~150 MB) the image is ~0.58 GB. `make test-containers` builds it (docs/operators.md
 # "The container tests"): 757 MB there, on that machine's larger stand-in base.
 FROM python:3.11-slim
 
