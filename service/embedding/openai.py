@@ -14,7 +14,9 @@ Behaviour:
   messages or status.
 - `start()` does nothing: a probe would cost a (possibly billed) request at every start and could
   not make the first call any faster. There is nothing to load, so `ready()` is True until a call
-  fails, then False until a call succeeds again. There is no circuit breaker: every embed call
+  fails, then False until a call succeeds again. Until the first call, `status()` (and so /readyz) checks that
+  the endpoint's host and port accept a connection (no request, nothing billed): an endpoint that is not there
+  is an error from the start, not "ready". There is no circuit breaker: every embed call
   tries the endpoint, so the service recovers on its own once the endpoint is back. Timeouts use
   MEMORY_EMBEDDER_TIMEOUT for each phase (connect, write, each read).
 """
@@ -22,7 +24,9 @@ Behaviour:
 from __future__ import annotations
 
 import math
+import socket
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from service.config import Settings
 
 BATCH_SIZE = 64
+PROBE_SECONDS = 10.0  # how long a reachability probe's answer stands (status before the first call)
 
 
 def embeddings_url(base_url: str) -> str:
@@ -75,6 +80,7 @@ class OpenAIEmbedder:
         self._lock = threading.Lock()  # guards _dim, _last_error and lazy client creation
         self._client: httpx.Client | None = None
         self._cache = QueryCache()
+        self._probed: tuple[float, str | None] | None = None  # (monotonic time, what _unreachable found)
 
     @property
     def dim(self) -> int | None:
@@ -87,15 +93,38 @@ class OpenAIEmbedder:
         return self._last_error is None
 
     def status(self) -> dict[str, Any]:
+        error = self._last_error
+        if error is None and self._dim is None:  # nothing asked of it yet: is the endpoint there at all?
+            error = self._unreachable()
         return {
             "embedder": "openai",
-            "state": "ready" if self._last_error is None else "error",
+            "state": "ready" if error is None else "error",
             "model": self.model_id,
             "url": self._shown_url,
             "dim": self._dim,
-            "error": self._last_error,
+            "error": error,
             "query_cache": {"size": len(self._cache), "hits": self._cache.hits, "misses": self._cache.misses},
         }
+
+    def _unreachable(self) -> str | None:
+        """Why the endpoint cannot be reached (a TCP connection to its host and port, no request: nothing billed),
+        or None; the answer is kept PROBE_SECONDS, so /readyz polled often does not knock every time. Before the
+        first call this is all /readyz can know: it would otherwise say ready for an endpoint that is not there."""
+        now = time.monotonic()
+        with self._lock:
+            if self._probed is not None and now - self._probed[0] < PROBE_SECONDS:
+                return self._probed[1]
+        parts = urlsplit(self._url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            with socket.create_connection((parts.hostname or "", port), timeout=min(self._timeout, 2.0)):
+                found = None
+        except OSError as exc:
+            found = (f"embedder {self._shown_url}: not reachable ({exc.strerror or type(exc).__name__}); "
+                     "check MEMORY_EMBEDDER_URL and that the server runs")
+        with self._lock:
+            self._probed = (now, found)
+        return found
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:

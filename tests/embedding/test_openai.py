@@ -171,6 +171,20 @@ def test_status_names_url_without_key(stub: Stub) -> None:
     assert API_KEY not in json.dumps(status)
 
 
+def test_before_the_first_call_status_says_whether_the_endpoint_is_there(stub: Stub) -> None:
+    """Issue 57: /readyz said ready for an endpoint nothing listened on, until a call failed. Before the first
+    call, status() tries a connection to the endpoint's host and port (no request: the stub sees none)."""
+    there = make(stub.url).status()
+    assert there["state"] == "ready" and there["error"] is None and stub.requests == []
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    missing = make(f"http://127.0.0.1:{port}/v1").status()
+    assert missing["state"] == "error"
+    assert missing["error"] == (f"embedder http://127.0.0.1:{port}/v1/embeddings: not reachable (Connection refused); "
+                                "check MEMORY_EMBEDDER_URL and that the server runs")
+
+
 def test_url_rules() -> None:
     assert embeddings_url("http://h:11434/v1") == "http://h:11434/v1/embeddings"
     assert embeddings_url("http://h:11434/v1/") == "http://h:11434/v1/embeddings"
