@@ -52,6 +52,12 @@ def _run(secured: bool) -> int:
                   f"OPENSEARCH_CLIENT_KEY={key}\n"
                   f"try: curl --cacert {node.ca_file} -u '{user}:{password}' {node.url}", flush=True)
         print(f"OPENSEARCH_URL={node.url}  (Ctrl-C or SIGTERM stops it; data in {node.directory})", flush=True)
+        # What the service reads (the lines above are the test suite's): ready to paste into a shell.
+        service = f"export MEMORY_SEARCH=opensearch MEMORY_OPENSEARCH_URL={node.url}"
+        if secured:
+            service += (f" MEMORY_OPENSEARCH_CA_CERTS={node.ca_file} MEMORY_OPENSEARCH_USERNAME={user}"
+                        f" MEMORY_OPENSEARCH_PASSWORD='{password}'")
+        print(f"for memory serve: {service}", flush=True)
         while True:
             signal.pause()
     except KeyboardInterrupt:
