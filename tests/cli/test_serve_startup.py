@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,6 +22,30 @@ def serve(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     values = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", **env}
     return subprocess.run([sys.executable, "-m", "service", "serve"], env=values, capture_output=True, text=True,
                           timeout=60)
+
+
+@contextmanager
+def serving(env: dict[str, str]) -> Iterator[list[str]]:
+    """`memory serve` with this environment (MEMORY_PORT set), answering /healthz, until the block ends; then the
+    list holds its stdout and stderr."""
+    port = env["MEMORY_PORT"]
+    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    captured: list[str] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()  # type: ignore[union-attr]
+            time.sleep(0.2)
+        yield captured
+    finally:
+        process.terminate()
+        captured.extend(process.communicate(timeout=30))
 
 
 @pytest.fixture
@@ -81,23 +106,10 @@ def test_a_flag_is_named_as_typed(tmp_path: Path, busy_port: int) -> None:
 def test_a_good_configuration_serves_on_its_port(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port)}
-    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()  # type: ignore[union-attr]
-            time.sleep(0.2)
-    finally:
-        process.terminate()
-        out, _ = process.communicate(timeout=30)
+    with serving(env) as output:
+        pass
     base = f"http://127.0.0.1:{port}"  # the banner, once serving was possible: one line, the dashboard named,
-    banner = [line for line in out.splitlines() if not line.startswith("INFO:")]  # uvicorn's access log
+    banner = [line for line in output[0].splitlines() if not line.startswith("INFO:")]  # uvicorn's access log
     assert banner == [f"memory service on {base}: MCP at {base}/mcp/<profile>, dashboard at {base}/ui/ "
                       f"(database SQLite {tmp_path / 'memory.db'}, search embedded)"]  # and where it keeps facts
 
@@ -107,21 +119,9 @@ def test_told_to_start_anyway_it_names_the_unknown_variable_on_stderr_and_in_rea
     env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port),
            "MEMORY_UNKNOWN_SETTINGS": "warn", "MEMORY_DATABSE_URL": "postgresql://u:secret@db.internal/memory",
            "MEMORY_URL": "http://elsewhere/mcp/x", "MEMORY_TOKEN": "mem_x", "MEMORY_TEST_CACHE": "/tmp"}  # not settings, known
-    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2)
-                break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()  # type: ignore[union-attr]
-            time.sleep(0.2)
-    finally:
-        process.terminate()
-        _, err = process.communicate(timeout=30)
+    with serving(env) as output:
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+    err = output[1]
     unknown = "MEMORY_DATABSE_URL is not a setting — MEMORY_DATABASE_URL?"
     assert ready.json()["checks"]["settings"] == {"state": "warning", "unknown_variables": [unknown]}  # loopback
     assert ready.status_code == 200 and ready.json()["ready"] is True  # named, not fatal
@@ -141,17 +141,7 @@ def test_a_client_that_goes_away_mid_request_is_one_warning_line(tmp_path: Path)
     services.close()
     port = free_port()
     env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", "MEMORY_PORT": str(port)}
-    process = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-            assert time.monotonic() < deadline
+    with serving(env) as output:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                            "params": {"name": "memory_search", "arguments": {"query": "hello"}}}).encode()
         head = (f"POST /mcp/alpha HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
@@ -161,9 +151,7 @@ def test_a_client_that_goes_away_mid_request_is_one_warning_line(tmp_path: Path)
             client.sendall(head + body)  # ten bytes short: then gone
         time.sleep(1.0)
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200  # still serving
-    finally:
-        process.terminate()
-        _, err = process.communicate(timeout=30)
+    err = output[1]
     lines = [line for line in err.splitlines() if "disconnected" in line]
     assert lines == ["WARNING:     mcp.server.streamable_http: client disconnected before its request was read "
                      "(Error handling POST request)"], err
