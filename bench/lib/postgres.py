@@ -1,4 +1,5 @@
-"""A throwaway PostgreSQL cluster (for the test session and bench/summary.py), from the machine's own binaries.
+"""A throwaway PostgreSQL cluster (for the test session, bench/summary.py and `make postgres`), from the machine's
+own binaries.
 
 TEST_DATABASE_URL (a server you run) wins. Otherwise initdb + pg_ctl from /usr/lib/postgresql/*/bin
 (or PATH) into a temp dir on a free port; as root they run as the `postgres` user (PostgreSQL refuses
@@ -11,8 +12,10 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -132,3 +135,40 @@ def throwaway_database(name: str) -> Iterator[str | None]:
     finally:
         if started is not None:
             started.stop()
+
+
+def run_until_stopped() -> int:
+    """`make postgres`: a throwaway cluster with a database `memory`, until Ctrl-C, SIGTERM or SIGHUP; prints the
+    line `memory serve` needs. Its data is removed when it stops (fsync is off: it is for trying the scale-out
+    deployment and for development, never for facts to keep)."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGINT too: a background job inherits it ignored
+        signal.signal(sig, interrupt)
+    cluster = None
+    try:
+        try:
+            cluster = start_cluster()
+        except PostgresUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return 1
+        url = fresh_database(cluster.url, "memory")
+        print(f"export MEMORY_DATABASE_URL={url}", flush=True)
+        print(f"(a throwaway PostgreSQL: Ctrl-C or SIGTERM stops it and removes its data in {cluster.datadir})",
+              flush=True)
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean stop short
+        if cluster is not None:
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["run"]:
+        sys.exit("usage: python -m bench.lib.postgres run")
+    sys.exit(run_until_stopped())
