@@ -67,5 +67,7 @@ def opening(url: str, *, named: str = "MEMORY_DATABASE_URL", shown: str | None =
     except sa.exc.OperationalError as exc:
         raise BackendUnavailable(cannot_open(url, str(exc.orig), named=named, shown=shown)) from None
     except OSError as exc:  # a SQLite file's directory that cannot be made (a file in the way, no permission)
+        if not url.startswith("sqlite"):
+            raise
         said = f"unable to open database file ({exc.strerror})"
         raise BackendUnavailable(cannot_open(url, said, named=named, shown=shown)) from None
