@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-import snowballstemmer
 
 from service.domain.lexical import informative_terms, tokens
 
@@ -101,6 +100,8 @@ def _surface(text: str) -> str:
 def term_sets(texts: Sequence[str]) -> list[frozenset[str]]:
     """The Porter-stemmed informative terms of each text. A fresh stemmer per call (it keeps state between
     words) and each distinct word stemmed once per call (the pure-Python stemmer is the slow part)."""
+    import snowballstemmer  # here, not at the top: importing it costs every command line ~0.1 s (wording.porter)
+
     stemmer = snowballstemmer.stemmer("porter")
     stems: dict[str, str] = {}
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-
-import snowballstemmer
+from typing import Any
 
 from service.domain import lexical
 
@@ -21,12 +20,20 @@ _TIME = re.compile(
     r"mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|january|february|march|april|may|"
     r"june|july|august|september|october|november|december|\d{4}|morning|evening|night|since|before|after|"
     r"during|earlier|later|upcoming)\b", re.IGNORECASE)
-_STEMMER = snowballstemmer.stemmer("porter")  # the Porter stemmer, as the backends' own
+
+
+@lru_cache(maxsize=1)
+def porter() -> Any:
+    """The Porter stemmer, as the backends' own. Imported at first use: snowballstemmer imports every language's
+    stemmer (~0.1 s), which a command line that stems nothing should not wait for."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("porter")
 
 
 @lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    return str(porter().stemWord(word))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pydantic import StringConstraints, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Mount
 
-from service.error_bodies import ErrorInfo, describe, input_problems, jsonrpc_body, rest_body
+from service.error_bodies import ErrorInfo, InputProblem, describe, input_problems, jsonrpc_body, rest_body
 from service.contract import PROFILE_NAME, PROFILE_NAME_MAX
 from service.errors import BackendUnavailable, Conflict, InvalidInput, MemoryServiceError, NotFound, Unauthorized
 
@@ -56,9 +56,12 @@ _PROFILE_IN_PATH = TypeAdapter(Annotated[str, StringConstraints(min_length=1, ma
                                                                 pattern=PROFILE_NAME.pattern)])
 
 
-def invalid_parameter(path: str, errors: Sequence[Any]) -> JSONResponse:
-    """The 400 of a parameter its declared type refuses (pydantic's errors), naming the parameter and the rule."""
-    problems = input_problems(errors, skip=("query", "path", "body", "header"))
+_WHERE = ("query", "path", "body", "header")  # where a request's parameter came from: not part of its name
+
+
+def invalid_parameter(path: str, problems: Sequence[InputProblem]) -> JSONResponse:
+    """The 400 of a parameter its declared type refuses (input_problems of pydantic's errors), naming the parameter
+    and the rule."""
     first = problems[0] if problems else None
     param = first.where.split(".")[0] if first and first.where else None
     message = f"invalid value for {param}: {first.message}" if first and param else "invalid request"
@@ -71,7 +74,8 @@ def invalid_profile_name(path: str, profile: str) -> JSONResponse | None:
     try:
         _PROFILE_IN_PATH.validate_python(profile)
     except ValidationError as exc:
-        return invalid_parameter(path, [{**e, "loc": ("path", "profile")} for e in exc.errors()])
+        return invalid_parameter(path, input_problems([{**e, "loc": ("path", "profile")} for e in exc.errors()],
+                                                      skip=_WHERE))
     return None
 
 
@@ -121,7 +125,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return invalid_parameter(request.url.path, exc.errors())
+        return invalid_parameter(request.url.path, input_problems(exc.errors(), skip=_WHERE))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
