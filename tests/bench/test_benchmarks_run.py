@@ -251,3 +251,10 @@ def test_fit_ranking_runs_and_writes_nothing_unless_asked(tmp_path: Path) -> Non
     out = run("bench/fit_ranking.py", "--locomo", str(tiny_locomo(tmp_path / "locomo10.json")))
     assert "fitted, observations, report half" in out and "gate (late):" in out
     assert (ROOT / "service" / "domain" / "ranking" / "weights.json").read_bytes() == shipped
+
+
+def test_cli_speed_runs() -> None:
+    out = run("bench/cli_speed.py", "--runs", "1")
+    assert "seconds per command, 1 runs each, bytecode cached" in out
+    for command in ("memory --help", "memory profile create", "memory token issue", "memory profile list"):
+        assert any(line.strip().startswith(command) for line in out.splitlines()), out
