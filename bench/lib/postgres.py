@@ -12,7 +12,6 @@ import glob
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench.lib.until_stopped import serve_until_stopped
 
 
 class PostgresUnavailable(Exception):
@@ -141,31 +142,17 @@ def run_until_stopped() -> int:
     """`make postgres`: a throwaway cluster with a database `memory`, until Ctrl-C, SIGTERM or SIGHUP; prints the
     line `memory serve` needs. Its data is removed when it stops (fsync is off: it is for trying the scale-out
     deployment and for development, never for facts to keep)."""
-    def interrupt(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGINT too: a background job inherits it ignored
-        signal.signal(sig, interrupt)
-    cluster = None
-    try:
-        try:
-            cluster = start_cluster()
-        except PostgresUnavailable as exc:
-            print(f"error: {exc}", file=sys.stderr, flush=True)
-            return 1
+    def announce(cluster: Cluster) -> None:
         url = fresh_database(cluster.url, "memory")
         print(f"export MEMORY_DATABASE_URL={url}", flush=True)
         print(f"(a throwaway PostgreSQL: Ctrl-C or SIGTERM stops it and removes its data in {cluster.datadir})",
               flush=True)
-        while True:
-            signal.pause()
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean stop short
-        if cluster is not None:
-            cluster.stop()
+
+    try:
+        return serve_until_stopped(start_cluster, announce, Cluster.stop)
+    except PostgresUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

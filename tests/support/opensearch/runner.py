@@ -4,9 +4,10 @@ Ctrl-C, SIGTERM or SIGHUP."""
 
 from __future__ import annotations
 
-import signal
 import sys
+from typing import Any
 
+from bench.lib.until_stopped import serve_until_stopped
 from tests.support.opensearch.build import build
 from tests.support.opensearch.node import start_node
 from tests.support.opensearch.settings import NodeUnavailable
@@ -34,19 +35,10 @@ def main(argv: list[str]) -> int:
 def _run(secured: bool) -> int:
     """Start a node, print how to reach it, stop it on Ctrl-C, SIGTERM or SIGHUP (and, through its supervisor,
     when this process dies any other way)."""
-    def interrupt(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    # SIGINT too, explicitly: a process started in the background of a shell without job control (`make
-    # opensearch &` in a script, a CI step) inherits SIGINT ignored, and Python then leaves it ignored.
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, interrupt)
-    node = None
-    try:
-        node = start_node(secured=secured)
+    def announce(node: Any) -> None:
         if secured:
-            user, password = node.admin  # type: ignore[misc]
-            cert, key = node.admin_cert  # type: ignore[misc]
+            user, password = node.admin
+            cert, key = node.admin_cert
             print(f"OPENSEARCH_CA={node.ca_file}\nOPENSEARCH_USER={user}\nOPENSEARCH_PASSWORD={password}\n"
                   f"OPENSEARCH_CLIENT_CERT={cert}  (the demo admin certificate, CN=kirk)\n"
                   f"OPENSEARCH_CLIENT_KEY={key}\n"
@@ -58,13 +50,5 @@ def _run(secured: bool) -> int:
             service += (f" MEMORY_OPENSEARCH_CA_CERTS={node.ca_file} MEMORY_OPENSEARCH_USERNAME={user}"
                         f" MEMORY_OPENSEARCH_PASSWORD='{password}'")
         print(f"for memory serve: {service}", flush=True)
-        while True:
-            signal.pause()
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean stop short
-        if node is not None:
-            node.remove()
 
+    return serve_until_stopped(lambda: start_node(secured=secured), announce, lambda node: node.remove())
