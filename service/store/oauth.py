@@ -59,8 +59,13 @@ class SqlOAuthRows:
 
     # --- clients ------------------------------------------------------------------------------------
 
-    def new_client(self, **fields: Any) -> OAuthClient:
-        return self._add(OAuthClient(**fields))  # type: ignore[no-any-return]
+    def new_client(self, **fields: Any) -> OAuthClient | None:
+        """The new client's row, or None when one with its client_id was stored meanwhile by another process (a
+        metadata-document client adopted by two replicas at once): the caller rolls back and reads that one."""
+        try:
+            return self._add(OAuthClient(**fields))  # type: ignore[no-any-return]
+        except sa.exc.IntegrityError:
+            return None
 
     def client(self, client_id: str) -> OAuthClient | None:
         return self.session.exec(select(OAuthClient).where(OAuthClient.client_id == client_id)).first()

@@ -6,16 +6,22 @@ what is refused: the document's rules, the fetch's limits, the addresses, the re
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from service.container import Services
-from service.domain.oauth import documents, policy
+from service.config import Settings
+from service.container import Services, build_store
+from service.domain.oauth import clients, documents, policy
+from service.domain.oauth.clients import ClientRegistry
+from service.store.oauth import SqlOAuthRows
 from tests.conftest import ProfileAccess, make_profile
 from tests.support.client_documents import Answer, Certificates, DocumentServer, document_server, make_certificates
 from tests.support.mcp_client import call
@@ -263,3 +269,41 @@ def test_which_client_id_urls_are_fetched(url: str, words: str | None) -> None:
 ])
 def test_how_long_a_document_is_kept(cache_control: str | None, expires: str | None, seconds: int) -> None:
     assert documents.cache_seconds(cache_control, expires, "Wed, 01 Jan 2031 00:00:00 GMT") == seconds
+
+
+# --- two replicas -------------------------------------------------------------------------------------
+
+
+def test_two_replicas_adopting_one_new_document_client_at_once_keep_one_row(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two service processes over one database, each its own store (engine, connections): replica B stores the
+    client between replica A's read ("no such client") and its insert. A must not fail (it answered a sign-in
+    with a 500 on the unique constraint): it rolls back and updates B's row. On SQLite a writing transaction
+    takes the write lock at BEGIN, so B waits for A instead; the outcome is the same one row."""
+    url = "https://client.example/oauth/client.json"
+    registration = {"client_id": url, "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none",
+                    "client_name": "Replica test"}
+    replica_a, replica_b = ClientRegistry(build_store(settings)), ClientRegistry(build_store(settings))
+    key = clients.stored_id(url)
+    reads: list[bool] = []
+    original = SqlOAuthRows.client
+
+    def client(rows: SqlOAuthRows, client_id: str) -> Any:
+        found = original(rows, client_id)
+        if client_id == key and threading.current_thread() is threading.main_thread():
+            reads.append(found is None)
+            if len(reads) == 2 and settings.database_url.startswith("postgresql"):  # A's read inside its write
+                other = threading.Thread(target=replica_b.adopt, args=({**registration, "client_name": "B"},))
+                other.start()
+                other.join(timeout=30)
+                assert not other.is_alive()
+        return found
+
+    monkeypatch.setattr(SqlOAuthRows, "client", client)
+    replica_a.adopt(registration)
+    monkeypatch.undo()
+
+    assert reads[:2] == [True, True], reads
+    assert replica_a.get(url) == replica_b.get(url) == {**registration, "client_id": url}  # A's document, kept
+    with replica_a.store.read() as uow:
+        assert uow.oauth.unused_clients_since(datetime(2000, 1, 1, tzinfo=timezone.utc)) == 1

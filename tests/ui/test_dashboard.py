@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,15 @@ def _ints(csv: str) -> list[int]:
     return [int(x) for x in csv.split(",")]
 
 
+def _today_is_labelled(chart: Any) -> None:
+    """The day axis is counted back from the window's last day, so its last label is "today" (the window
+    ends today, UTC) and the others are month and day."""
+    expect(chart).to_have_attribute("data-x-labels", re.compile(r"\|today$"))
+    labels = (chart.get_attribute("data-x-labels") or "").split("|")
+    assert all(re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}", label) for label in labels[:-1]), labels
+    assert 2 <= len(labels) <= 20, labels
+
+
 def test_overview_matches_the_summary(base_url: str, seeded: Seeded, ui: PageSession, artifacts: Path) -> None:
     page = ui.page
     ui.login(base_url, "alpha", seeded.access.token)
@@ -37,6 +47,7 @@ def test_overview_matches_the_summary(base_url: str, seeded: Seeded, ui: PageSes
     assert _ints(chart.get_attribute("data-zero-match")) == [d["zero_match"] for d in summary["daily"]]
     assert page.get_by_test_id("daily-table").locator("tbody tr").count() == 30
     assert chart.locator("canvas").count() == 1, "uPlot drew the chart"
+    _today_is_labelled(chart)
     assert sum(d["searches"] > 0 for d in summary["daily"]) >= 3, "the seed spans several days"
 
     # The zero-match count shown is the summary's.
@@ -68,11 +79,14 @@ def test_overview_matches_the_summary(base_url: str, seeded: Seeded, ui: PageSes
     # The window selector redraws with one point per day of the new window.
     page.get_by_test_id("window-7").click()
     expect(page.get_by_test_id("daily-chart")).to_have_attribute("data-points", "7")
+    _today_is_labelled(page.get_by_test_id("daily-chart"))
     week = rest(base_url, seeded.access, "queries/summary", days=7)
     expect(page.get_by_test_id("total-zero-match")).to_have_text(str(week["totals"]["zero_match"]))
     page.get_by_test_id("window-365").click()
     expect(page.get_by_test_id("daily-chart")).to_have_attribute("data-points", "365")
     assert page.get_by_test_id("daily-table").locator("tbody tr").count() == 365
+    _today_is_labelled(page.get_by_test_id("daily-chart"))
+    _today_is_labelled(page.get_by_test_id("growth-chart"))
 
     # A top fact links to its page.
     first = summary["top_facts"][0]
@@ -133,6 +147,8 @@ def test_wrong_token_shows_a_clear_error(
     beta = make_profile(services, "beta")
     ui.login(base_url, "alpha", beta.token)
     expect(banner).to_contain_text("not accepted")
+    expect(banner).to_contain_text("Check the profile name")
+    expect(banner).not_to_contain_text("bearer token")  # the API's text for agents is not pasted before the hint
     expect(page.get_by_test_id("login")).to_be_visible()
 
     # The right one does; the error goes away.
@@ -296,7 +312,8 @@ def test_api_error_and_slow_api_states(base_url: str, seeded: Seeded, ui: PageSe
     ))
     page.get_by_role("link", name="Query log").click()
     expect(page.get_by_test_id("login")).to_be_visible()
-    expect(banner).to_contain_text("invalid or missing token")
+    expect(banner).to_contain_text("not accepted for profile “alpha”")
+    expect(banner).not_to_contain_text("invalid or missing token")
     assert page.evaluate("() => sessionStorage.getItem('memory.dashboard.auth')") is None
 
 

@@ -33,6 +33,10 @@ def public_id(client: ClientRecord) -> str:
     return client.client_id
 
 
+class _AdoptedElsewhere(Exception):
+    """Another replica stored the same new document client between this one's read and its insert."""
+
+
 class ClientRegistry:
     def __init__(self, store: CanonicalStore) -> None:
         self.store = store
@@ -64,8 +68,9 @@ class ClientRegistry:
             raise OAuthRefusal("invalid_client_metadata", "a client has a secret unless its auth method is none")
         body = {k: v for k, v in registration.items() if k != "client_secret"}
         with self.store.unit_of_work() as uow:
-            uow.oauth.new_client(client_id=str(registration["client_id"]), created_at=utcnow(), registration=body,
-                                 secret_hash=ids.hash_token(secret) if secret is not None else None)
+            if uow.oauth.new_client(client_id=str(registration["client_id"]), created_at=utcnow(), registration=body,
+                                    secret_hash=ids.hash_token(secret) if secret is not None else None) is None:
+                raise RuntimeError("a freshly drawn client_id is taken")  # 122 random bits: a broken generator
 
     def adopt(self, registration: dict[str, Any]) -> None:
         """Keep the registration a checked metadata document makes (documents.registration_of): a new client,
@@ -79,14 +84,22 @@ class ClientRegistry:
         if known is None and not self.accepting():
             raise OAuthRefusal("temporarily_unavailable", "too many new clients are waiting for their first "
                                                           "sign-in (they expire after a day): try again later")
-        with self._adopting, self.store.unit_of_work() as uow:
-            row = uow.oauth.client(key)
-            if row is None:
-                uow.oauth.new_client(client_id=key, created_at=utcnow(), registration=dict(registration),
-                                     secret_hash=None)
-            else:
-                row.registration = dict(registration)
-                uow.oauth.save(row)
+        for _ in range(2):  # a second pass only when another replica adopted it meanwhile: it updates that row
+            try:
+                with self._adopting, self.store.unit_of_work() as uow:
+                    row = uow.oauth.client(key)
+                    if row is None:
+                        if uow.oauth.new_client(client_id=key, created_at=utcnow(), registration=dict(registration),
+                                                secret_hash=None) is None:
+                            raise _AdoptedElsewhere  # rolls this unit of work back
+                    elif row.registration != registration:
+                        row.registration = dict(registration)
+                        uow.oauth.save(row)
+                return
+            except _AdoptedElsewhere:
+                continue
+        raise OAuthRefusal("temporarily_unavailable", "this client's document was being stored by another replica: "
+                                                      "try again")
 
     def get(self, client_id: str) -> dict[str, Any] | None:
         """The registration of a live client (one with a grant, or registered in the last day), or None."""

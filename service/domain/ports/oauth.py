@@ -107,7 +107,8 @@ class GrantListing(Protocol):
 
 
 class OAuthRows(Protocol):
-    def new_client(self, **fields: Any) -> ClientRecord: ...
+    def new_client(self, **fields: Any) -> ClientRecord | None:
+        """None when a client with that client_id was stored meanwhile (another process): roll back, read it."""
 
     def client(self, client_id: str) -> ClientRecord | None: ...
 

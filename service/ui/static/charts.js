@@ -82,6 +82,29 @@ export function countLegendValue(rows, key) {
   return (u, v, sidx, idx) => fmtInt(idx == null ? total : v);
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+export function todayTs() {
+  return dayTs(new Date().toISOString().slice(0, 10));
+}
+
+// The days labelled under a daily chart: counted back from the window's last day (today), so today always
+// has its label, one label every `step` days with at least ~64 px for each.
+export function dayTicks(xs, width) {
+  if (!xs.length) return [];
+  const room = Math.max(1, Math.floor((width || 600) / 64));
+  const step = Math.max(1, Math.ceil(xs.length / room));
+  const ticks = [];
+  for (let i = xs.length - 1; i >= 0; i -= step) ticks.unshift(xs[i]);
+  return ticks;
+}
+
+export function dayTickLabel(ts, today) {
+  if (ts === today) return "today";
+  const d = new Date(ts * 1000);
+  return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+}
+
 // A per-day bar chart: one x point per day of the window, quiet days drawn as zero.
 export function dailyChart(container, rows, series, { overlay = false } = {}) {
   const xs = rows.map((r) => dayTs(r.date));
@@ -109,7 +132,20 @@ export function dailyChart(container, rows, series, { overlay = false } = {}) {
         y: countScale(),
       },
       series: [{ label: "Day", value: dayLegendValue(rows) }, ...uSeries],
-      axes: [{ stroke: COLORS.axis, grid: { show: false }, ticks: { stroke: COLORS.grid } }, countAxis()],
+      axes: [
+        {
+          stroke: COLORS.axis,
+          grid: { show: false },
+          ticks: { stroke: COLORS.grid },
+          splits: (u) => dayTicks(xs, u.width),
+          values: (u, vals) => {
+            const labels = vals.map((v) => dayTickLabel(v, todayTs()));
+            container.dataset.xLabels = labels.join("|");
+            return labels;
+          },
+        },
+        countAxis(),
+      ],
       cursor: { drag: { x: false, y: false }, points: { show: false } },
       legend: { live: true },
     },

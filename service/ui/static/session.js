@@ -24,9 +24,11 @@ export function describeError(exc) {
   return `${exc.message} (HTTP ${exc.status}${exc.code ? `, ${exc.code}` : ""})`;
 }
 
-export function unauthorizedMessage(profile, exc) {
+// The API's 401 text is written for agents and curl (headers, proxies); the dashboard says what a reviewer can do.
+export function unauthorizedMessage(profile) {
+  if (!profile) return "The token was not accepted (HTTP 401). Paste the whole token; it may have been revoked.";
   return (
-    `The token was not accepted for profile “${profile}” (HTTP 401: ${exc.message}). ` +
+    `The token was not accepted for profile “${profile}” (HTTP 401). ` +
     "Check the profile name and paste the whole token; it may have been revoked."
   );
 }
@@ -77,7 +79,7 @@ export async function onLogin(event) {
     showApp();
     await route();
   } catch (exc) {
-    if (exc instanceof ApiError && exc.status === 401) showError(unauthorizedMessage(profile || "(from token)", exc));
+    if (exc instanceof ApiError && exc.status === 401) showError(unauthorizedMessage(profile));
     else showError(describeError(exc));
     $("#login-token").focus();
   } finally {
@@ -99,7 +101,7 @@ export function handleViewError(exc, seq) {
     const profile = state.auth ? state.auth.profile : "";
     clearAuth();
     showLogin(profile);
-    showError(unauthorizedMessage(profile, exc));
+    showError(unauthorizedMessage(profile));
     return;
   }
   showError(describeError(exc));
