@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from starlette.requests import ClientDisconnect
 
 FORMAT = "%(levelname)s:     %(name)s: %(message)s"
 REPEAT_WINDOW = 60.0  # seconds
@@ -31,11 +30,17 @@ class ClientWentAway(logging.Filter):
     """A ClientDisconnect logged with its traceback becomes one WARNING line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], ClientDisconnect):
+        if record.exc_info and _client_disconnect(record.exc_info[1]):
             record.msg, record.args = "client disconnected before its request was read (%s)", (record.getMessage(),)
             record.exc_info = record.exc_text = None
             record.levelno, record.levelname = logging.WARNING, "WARNING"
         return True
+
+
+def _client_disconnect(exc: BaseException | None) -> bool:
+    # Read from sys.modules: only a web process loads starlette, and a CLI command should not pay ~40 ms for it.
+    requests = sys.modules.get("starlette.requests")
+    return requests is not None and isinstance(exc, requests.ClientDisconnect)
 
 
 class Repeats(logging.Filter):

@@ -37,3 +37,28 @@ def test_the_clients_speak_from_error_up_unless_debugging() -> None:
         assert all(logging.getLogger(name).level == logging.DEBUG for name in logs.CHATTY)
     finally:
         logs.quiet_clients(logging.INFO)
+
+
+def test_a_client_that_went_away_is_one_warning_line() -> None:
+    from starlette.requests import ClientDisconnect
+
+    def record(exc: BaseException) -> logging.LogRecord:
+        return logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, "Exception in ASGI application", (),
+                                 (type(exc), exc, None))
+
+    gone = record(ClientDisconnect())
+    assert logs.ClientWentAway().filter(gone)
+    assert (gone.levelname, gone.exc_info) == ("WARNING", None)
+    assert gone.getMessage().startswith("client disconnected before its request was read")
+    other = record(RuntimeError("boom"))
+    assert logs.ClientWentAway().filter(other)
+    assert other.levelname == "ERROR" and other.exc_info is not None
+
+
+def test_the_cli_does_not_import_the_web_stack() -> None:
+    """service.logs is imported by every CLI command: it must not pull starlette (~40 ms a command)."""
+    import subprocess
+    import sys
+
+    code = "import sys, service.logs; print('starlette' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

@@ -9,16 +9,18 @@ from sqlmodel import SQLModel
 
 from service.store import tables  # noqa: F401
 from service.store.engine import Database
-from service.store.migrate import head_revision, upgrade, current_revision
+from service.store.migrate import HEAD, current_revision, head_revision, is_current, upgrade
 
 
 def test_migrations_match_the_models(database_url: str) -> None:
     db = Database(database_url)
+    assert not is_current(db.engine)  # an empty database: no alembic_version table
     upgrade(db.engine)
+    assert is_current(db.engine)
     with db.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": False}), SQLModel.metadata)
     assert diff == []
-    assert current_revision(db.engine) == head_revision()
+    assert current_revision(db.engine) == head_revision() == HEAD  # the constant start-up compares with
     upgrade(db.engine)  # idempotent
     db.dispose()
 
@@ -31,6 +33,8 @@ def test_upgrade_from_the_first_revision_keeps_rows(database_url: str) -> None:
     db = Database(database_url)
     with db.engine.begin() as conn:
         command.upgrade(_alembic_config(conn), "0001")
+    assert not is_current(db.engine)
+    with db.engine.begin() as conn:
         conn.execute(sa.text("INSERT INTO profiles (name, created_at, fact_seq) VALUES ('old', :t, 0)"),
                      {"t": "2026-01-01 00:00:00"})
     upgrade(db.engine)
