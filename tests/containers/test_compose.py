@@ -9,7 +9,8 @@ docs/operators.md ("Containers") exactly:
 
 On a machine whose root cannot raise resource limits (no CAP_SYS_RESOURCE, as here), COMPOSE_FILE adds
 compose.no-ulimits.yaml, as docs/operators.md says; the test's own project name (COMPOSE_PROJECT_NAME) and host port
-(MEMORY_HOST_PORT) keep it away from a stack of the user's. The tests run in order and share the stack."""
+(MEMORY_HOST_PORT) keep it away from a stack of the user's. The tests run in order and share the stack, once on
+compose.yaml's own OpenSearch (3.5.0) and once with OPENSEARCH_IMAGE on the 2.x line (2.19.1)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from tests.support.mcp_client import call, mcp_client
 
 pytestmark = pytest.mark.containers
 PROJECT = "memory-test"
+DEFAULT_OPENSEARCH = "3.5.0"  # compose.yaml's image when OPENSEARCH_IMAGE is not set
 CAP_SYS_RESOURCE = 24
 
 
@@ -47,13 +49,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def stack(engine: None) -> Iterator[dict]:
+@pytest.fixture(scope="module", params=[DEFAULT_OPENSEARCH, "2.19.1"])
+def stack(engine: None, request: pytest.FixtureRequest) -> Iterator[dict]:
     """The environment the compose commands run with, and what the tests learn on the way (the token)."""
     env = {"COMPOSE_PROJECT_NAME": PROJECT, "MEMORY_HOST_PORT": str(free_port())}
+    if request.param != DEFAULT_OPENSEARCH:
+        env["OPENSEARCH_IMAGE"] = f"opensearchproject/opensearch:{request.param}"
     if not can_raise_limits():
         env["COMPOSE_FILE"] = "compose.yaml:compose.no-ulimits.yaml"
-    state: dict = {"env": env, "url": f"http://127.0.0.1:{env['MEMORY_HOST_PORT']}"}
+    state: dict = {"env": env, "url": f"http://127.0.0.1:{env['MEMORY_HOST_PORT']}", "opensearch": request.param}
     try:
         yield state
     finally:
@@ -71,6 +75,8 @@ def test_up_brings_every_service_to_healthy(stack: dict) -> None:
     services = [json.loads(line) for line in compose(stack, "ps", "--format", "json").splitlines() if line.strip()]
     assert {(s["Service"], s["Health"]) for s in services} == {
         ("memory", "healthy"), ("postgres", "healthy"), ("opensearch", "healthy")}
+    node = json.loads(compose(stack, "exec", "opensearch", "curl", "-fsS", "http://localhost:9200/"))
+    assert node["version"]["number"] == stack["opensearch"]
 
 
 def test_a_profile_and_a_token_inside_the_app_container(stack: dict) -> None:
@@ -79,7 +85,10 @@ def test_a_profile_and_a_token_inside_the_app_container(stack: dict) -> None:
     lines = printed.splitlines()
     first = next(i for i, line in enumerate(lines) if re.match(r"token \S+ for profile work \(shown once", line))
     stack["token"] = lines[first + 1].strip()
-    assert len(stack["token"]) >= 32 and f"/mcp/work" in printed
+    assert len(stack["token"]) >= 32
+    # The URL printed is the published one (MEMORY_HOST_PORT), not the container's own 8080.
+    urls = set(re.findall(r"https?://[^\s'\"]+/mcp/work", printed))
+    assert urls == {f"{stack['url']}/mcp/work"}, printed
 
 
 def test_readyz_is_ready_on_database_search_and_embedder(stack: dict) -> None:

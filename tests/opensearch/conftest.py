@@ -119,7 +119,8 @@ def os_client(os_cluster: Cluster) -> Iterator[OpenSearch]:
 def pg_database_url(request: pytest.FixtureRequest) -> str:
     """A fresh PostgreSQL database (for the checks that must run against Postgres as canonical store)."""
     cluster = request.getfixturevalue("pg_cluster")
-    return postgres.fresh_database(cluster.url, f"t_{uuid.uuid4().hex[:16]}")
+    template = request.getfixturevalue("pg_template")
+    return postgres.fresh_database(cluster.url, f"t_{uuid.uuid4().hex[:16]}", template=template)
 
 
 def mirrored_settings(tmp_path: Path, database_url: str, cluster: Cluster, prefix: str, **extra: object) -> Settings:

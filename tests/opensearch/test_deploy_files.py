@@ -45,6 +45,8 @@ def test_the_port_is_published_on_memory_bind_and_the_service_listens_everywhere
     assert url.startswith("postgresql+psycopg://") and "@postgres:5432/" in url
     assert "/readyz" in " ".join(memory["healthcheck"]["test"])
     assert "ports" not in compose()["services"]["opensearch"]  # no security plugin: never published
+    # `memory token issue` inside the container prints the published URL, MEMORY_HOST_PORT included
+    assert env["MEMORY_PUBLIC_URL"] == "${MEMORY_PUBLIC_URL:-http://127.0.0.1:${MEMORY_HOST_PORT:-8080}}"
 
 
 def test_opensearch_image_plugins_security_and_heap() -> None:

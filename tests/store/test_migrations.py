@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
+from bench.lib import postgres
 from service.store import tables  # noqa: F401
 from service.store.engine import Database
 from service.store.migrate import HEAD, current_revision, head_revision, is_current, upgrade
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database (the suite's own copies the migrated template on PostgreSQL)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'memory.db'}"
+    return postgres.fresh_database(request.getfixturevalue("pg_cluster").url, f"t_{uuid.uuid4().hex[:16]}")
 
 
 def test_migrations_match_the_models(database_url: str) -> None:

@@ -2,6 +2,7 @@
 and compose.yaml need, and Compose v2 -- each made here, idempotently, never pushed (issue 36).
 
     make test-containers                      # all of it: engine, images, compose, `pytest -m containers`
+    make images                               # = prepare: what `docker compose up` needs where no registry is
     python -m tests.support.containers prepare    # engine (left running), images and compose only
     python -m tests.support.containers stop       # the engine, if a `prepare` of ours started it
 
@@ -10,7 +11,8 @@ The modules, one job each:
   images.py   the images, from a debootstrap base carrying this machine's CA certificates (HTTPS leaving the
               machine is intercepted): local/debian:bookworm and :trixie, and stand-ins tagged with the official
               names the project's files use -- python:3.11-slim (the Dockerfile's FROM), postgres:17 and
-              opensearchproject/opensearch:2.19.1 (compose.yaml, testcontainers). Each carries a label with the
+              opensearchproject/opensearch:3.5.0 (compose.yaml) and :2.19.1 (testcontainers, compose.yaml's 2.x
+              run). Each carries a label with the
               digest of what it was built from; a different digest rebuilds it, an equal one is kept.
   compose.py  Compose v2 (`docker compose`): the plugin found, else built from its Go module
               (github.com/docker/compose/v2 at COMPOSE_VERSION, through the Go module proxy) into

@@ -26,7 +26,8 @@ HERE = Path(__file__).resolve().parent / "images"
 REPO = Path(__file__).resolve().parents[3]
 MIRROR = "http://deb.debian.org/debian"
 HOST_CAS = Path("/usr/local/share/ca-certificates")
-OPENSEARCH_VERSION = "2.19.1"  # compose.yaml's and the testcontainers route's image (the test node's default)
+OPENSEARCH_VERSION = "2.19.1"  # the testcontainers route's image (the test node's default)
+OPENSEARCH_3 = "3.5.0"  # compose.yaml's default image (the 3.x line the suite also runs on)
 Progress = Callable[[str], None]
 
 
@@ -35,12 +36,22 @@ class StandIn:
     tag: str  # the official name the project's files use
     folder: str  # under images/
     base: str
+    build_args: tuple[tuple[str, str], ...] = ()  # docker build --build-arg, part of the recipe
+    opensearch: str | None = None  # the version of the OpenSearch tree copied into the context
+
+
+def _opensearch(version: str, base: str, jre: str) -> StandIn:
+    """The OpenSearch node tree the tests build, on a Debian JRE the version runs on (2.x: 17; 3.x needs >= 21,
+    which trixie packages; the official images bundle their own JDK instead)."""
+    return StandIn(f"opensearchproject/opensearch:{version}", "opensearch", base,
+                   (("BASE", base), ("JRE", jre), ("VERSION", version)), version)
 
 
 STAND_INS = (
     StandIn("python:3.11-slim", "python", "local/debian:bookworm"),
     StandIn("postgres:17", "postgres", "local/debian:trixie"),
-    StandIn(f"opensearchproject/opensearch:{OPENSEARCH_VERSION}", "opensearch", "local/debian:bookworm"),
+    _opensearch(OPENSEARCH_VERSION, "local/debian:bookworm", "openjdk-17-jre-headless"),
+    _opensearch(OPENSEARCH_3, "local/debian:trixie", "openjdk-21-jre-headless"),
 )
 BASES = {"local/debian:bookworm": "bookworm", "local/debian:trixie": "trixie"}
 
@@ -118,24 +129,26 @@ def _work_dir() -> Path:
     return folder
 
 
-def opensearch_tree(progress: Progress) -> Path:
-    """The open 2.19.1 tree tests/support/opensearch builds (whatever OPENSEARCH_TEST_VERSION this process has)."""
-    env = dict(os.environ, OPENSEARCH_TEST_VERSION=OPENSEARCH_VERSION, PYTHONPATH=str(REPO))
+def opensearch_tree(version: str, progress: Progress) -> Path:
+    """The open tree of `version` tests/support/opensearch builds (whatever OPENSEARCH_TEST_VERSION this process
+    has; 3.x with neural-search built from source, as the 3.5 test pass does)."""
+    env = dict(os.environ, OPENSEARCH_TEST_VERSION=version, PYTHONPATH=str(REPO))
     result = subprocess.run([sys.executable, "-m", "tests.support.opensearch_node", "build"], cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
-        raise ContainersUnavailable(f"the OpenSearch {OPENSEARCH_VERSION} tree cannot be built:\n{result.stderr[-2000:]}")
+        raise ContainersUnavailable(f"the OpenSearch {version} tree cannot be built:\n{result.stderr[-2000:]}")
     tree = Path(result.stdout.strip().splitlines()[-1])
-    progress(f"OpenSearch {OPENSEARCH_VERSION} tree: {tree}")
+    progress(f"OpenSearch {version} tree: {tree}")
     return tree
 
 
 def stand_in(image: StandIn, progress: Progress) -> None:
     folder = HERE / image.folder
-    parts = [image.tag.encode(), _folder_digest(folder), image_id(image.base).encode()]
+    parts = [image.tag.encode(), _folder_digest(folder), image_id(image.base).encode(),
+             *(f"{k}={v}".encode() for k, v in image.build_args)]
     tree = None
-    if image.folder == "opensearch":
-        tree = opensearch_tree(progress)
+    if image.opensearch is not None:
+        tree = opensearch_tree(image.opensearch, progress)
         parts.append((tree / ".complete").read_bytes())
     recipe = _digest(*parts)
     if label(image.tag) == recipe:
@@ -149,8 +162,8 @@ def stand_in(image: StandIn, progress: Progress) -> None:
             shutil.copy2(item, context / item.name)
         if tree is not None:  # hard links: the tree is ~560 MB, on the same file system
             subprocess.run(["cp", "-al", str(tree), str(context / "opensearch")], check=True)
-        docker("build", "--label", f"memory.recipe={recipe}", "-t", image.tag, str(context),
-               capture=False)
+        args = [a for k, v in image.build_args for a in ("--build-arg", f"{k}={v}")]
+        docker("build", "--label", f"memory.recipe={recipe}", *args, "-t", image.tag, str(context), capture=False)
     progress(f"{image.tag}: built in {time.monotonic() - started:.0f} s")
 
 
