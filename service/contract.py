@@ -28,6 +28,7 @@ PROFILE_NAME_MAX = 63
 TITLE_MAX = 200
 TEXT_MAX = 8000
 QUERY_MAX = 1000
+WINDOW_END_MAX = 64  # characters of a time window's `since` or `until` (service.domain.window)
 REASON_MAX = 500
 UID_MAX = 40
 

@@ -35,6 +35,8 @@ PURE = {
     "service.domain.gaps",  # the gap report's grouping rule (the store's reader builds its MissedQuery)
     "service.domain.late",  # token vectors and late interaction (value types and one function)
     "service.domain.wording",  # what the ranking stage reads of a fact's words (the embedded index keeps it)
+    "service.domain.instants",  # reading an instant a caller typed (as_of, a window's ends)
+    "service.domain.window",  # a search's or listing's time window: its rule, which both backends and the store apply
 }
 # The ports (the package service.domain.ports: search backend, embedder, canonical store and its records), and
 # the policy of calling the embedder port (embed_gate: both the domain and the embedded backend ask it when the

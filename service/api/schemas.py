@@ -36,6 +36,9 @@ class QueryRow(BaseModel):
     mode: str
     latency_ms: float
     created_at: str
+    since: str | None = Field(description="The search's time window on the facts' updated_at, as resolved when it "
+                                          "ran (a duration or a date turned into an instant); null: open.")
+    until: str | None = Field(description="The window's other end, included; null: open.")
 
 
 class QueryResult(BaseModel):

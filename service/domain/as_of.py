@@ -14,12 +14,11 @@ alone is 00:00 UTC of that day. Instants in the future are allowed (they show th
 from __future__ import annotations
 
 from dataclasses import dataclass
-import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any
 
 from service import clock
-from service.domain import validation
+from service.domain import instants, validation
 from service.domain.curation import Position, next_position, page_position
 from service.domain.models import Fact, FactStatus, Revision
 from service.domain.ports.canonical import CanonicalStore
@@ -28,7 +27,7 @@ from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
 from service.errors import InvalidInput, NotFound
 
-AS_OF_MAX = 64
+AS_OF_MAX = instants.INSTANT_MAX
 STATUSES = tuple(s.value for s in FactStatus)
 
 
@@ -38,33 +37,17 @@ class NotYetCreated(NotFound):
     code = "not_yet_created"
 
 
-LEAP_SECOND = re.compile(r"^(.{10}T\d\d:\d\d:)60")
-LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
-
-
 def parse(value: str) -> datetime:
-    """An aware UTC datetime from the `as_of` parameter, or a 400 naming the parameter.
-
-    Every RFC 3339 date-time (lower-case t and z, a leap second :60, more than six fraction digits) and date
-    is read, as are the ISO 8601 forms Python reads (no offset: UTC). Instants before year 1 or after 9999 in
-    UTC (an offset at the very ends of the calendar) are read as the first or last instant there is."""
-    text = value.strip().upper() if isinstance(value, str) else ""
+    """An aware UTC datetime from the `as_of` parameter (service.domain.instants: RFC 3339 and the ISO 8601 forms
+    Python reads, no offset UTC, a date alone 00:00 UTC), or a 400 naming the parameter."""
     try:
-        if not text or len(text) > AS_OF_MAX:
-            raise ValueError(text)
-        leap = LEAP_SECOND.match(text)
-        parsed = datetime.fromisoformat(LONG_FRACTION.sub(r"\1", LEAP_SECOND.sub(r"\g<1>59", text)))
+        return instants.read(value)
     except ValueError as exc:
+        text = value.strip().upper() if isinstance(value, str) else ""
         raise InvalidInput(
             f"as_of must be an ISO 8601 timestamp such as 2026-11-22T07:30:00Z (no offset means UTC), "
             f"got {text[:AS_OF_MAX]!r}", param="as_of",
         ) from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    try:
-        return parsed.astimezone(timezone.utc) + (timedelta(seconds=1) if leap else timedelta(0))
-    except OverflowError:
-        return (datetime.min if parsed.year == 1 else datetime.max).replace(tzinfo=timezone.utc)
 
 
 def state_at(row: FactRecord, revisions: list[RevisionRecord], at: datetime) -> Fact | None:

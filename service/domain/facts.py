@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
+from service.domain.window import ANY, Window
 from service import ids
 from service.contract import RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX
 from service.clock import utcnow
@@ -179,7 +180,8 @@ class FactService:
 
     def page(self, profile: ProfileRef, *, status: str | None, kind: str | None, tag: str | None, limit: int,
              before_id: int | None, recalled: str | None = None, order: str = "newest",
-             before_recall: tuple[int, int] | None = None) -> tuple[list[Fact], Position | None]:
+             before_recall: tuple[int, int] | None = None,
+             window: Window = ANY) -> tuple[list[Fact], Position | None]:
         """Facts of any status, newest first (order "recalled": most recalled first, ties newest first),
         `limit` of them after the position given; and the position of the next page (None on the last page):
         a fact id, or (recalled_count, id) with order "recalled". recalled "never" / "ever": facts no logged
@@ -187,7 +189,8 @@ class FactService:
         with self.store.read() as uow:
             before_id, before_recall = page_position(uow.facts, profile.id, order, before_id, before_recall)
             rows = uow.facts.page(profile.id, status=status, kind=kind, tag=tag, limit=limit + 1,
-                                  before_id=before_id, recalled=recalled, order=order, before_recall=before_recall)
+                                  before_id=before_id, recalled=recalled, order=order, before_recall=before_recall,
+                                  window=window)
             page = rows[:limit]
             more = len(rows) > limit and page[-1].id is not None
             return [to_fact(r) for r in page], next_position(uow.facts, profile.id, order, page[-1]) if more else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from service import contract
@@ -236,6 +236,9 @@ def _check_queries(problems: Problems, items: list[Any], now: datetime) -> None:
                                    or not 0 < copied <= contract.MAX_ROW_ID):
             problems.add(where, "copied_from", f"must be an integer from 1 to {contract.MAX_ROW_ID} or null")
         _timestamp(problems, where, "created_at", item.get("created_at"), now)
+        for end in ("since", "until"):  # the search's time window: any instant (an end may lie in the future)
+            if item.get(end) is not None:
+                _timestamp(problems, where, end, item[end], datetime.max.replace(tzinfo=timezone.utc) - CLOCK_SKEW)
         results = item.get("results") or []
         if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
             problems.add(where, "results", "must be a list of objects")

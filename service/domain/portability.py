@@ -62,6 +62,8 @@ def export_profile(store: CanonicalStore, profile: ProfileRef) -> dict[str, Any]
                 "results": list(stored.results) if stored is not None else [],
                 "inactive_uids": list(stored.inactive_uids or []) if stored is not None else [],
                 **({"copied_from": qrow.copied_from} if qrow.copied_from is not None else {}),
+                **({"since": clock.isoformat(qrow.window_since)} if qrow.window_since is not None else {}),
+                **({"until": clock.isoformat(qrow.window_until)} if qrow.window_until is not None else {}),
             })
     return {"format": FORMAT, "profile": profile.name, "exported_at": clock.isoformat(clock.utcnow()),
             "facts": facts, "queries": queries}
@@ -188,6 +190,8 @@ def _import_queries(uow: UnitOfWork, profile: ProfileRef, items: list[Any], plan
             inactive_matched=inactive, top_uid=plan.uid(item.get("top_uid")), mode=str(item.get("mode", "")),
             latency_ms=float(item.get("latency_ms", 0.0)), created_at=created, day=clock.day_of(created),
             copied_from=wanted if existing is not None else item.get("copied_from"),
+            window_since=_ts(item["since"], "queries.since") if item.get("since") is not None else None,
+            window_until=_ts(item["until"], "queries.until") if item.get("until") is not None else None,
         )
         if existing is None:  # the id is free: kept
             row["id"] = wanted

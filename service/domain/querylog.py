@@ -55,6 +55,8 @@ def row_to_dict(row: QueryLogRecord, results: list[dict[str, Any]] | None = None
         "mode": row.mode,
         "latency_ms": round(row.latency_ms, 3),
         "created_at": clock.isoformat(row.created_at),
+        "since": clock.isoformat(row.window_since),
+        "until": clock.isoformat(row.window_until),
     }
     if results is not None:
         out["results"] = results
@@ -85,6 +87,7 @@ class QueryLog:
             "limit": request.limit, "matched_count": found.matched_count, "returned_count": len(returned),
             "inactive_matched": found.inactive_matched, "top_uid": returned[0].fact.uid if returned else None,
             "mode": found.mode, "latency_ms": latency_ms, "created_at": now, "day": now.date(),
+            "window_since": request.window.since, "window_until": request.window.until,
         }, results, list(found.inactive_uids))
 
     def listing(self, profile: ProfileRef, limit: int = LISTING_DEFAULT) -> list[dict[str, Any]]:

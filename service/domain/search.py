@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from service.contract import SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX
-from service.domain import validation
+from service.domain import validation, window
 from service.domain.embed_gate import EmbedGate
 from service.domain.hits import facts_of
 from service.domain.late import Embedding
@@ -113,9 +113,11 @@ class SearchService:
         limit: int = SEARCH_LIMIT_DEFAULT,
         kind: str | None = None,
         tags: list[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> SearchOutcome:
         started = time.perf_counter()
-        request, embedding = self._request(profile, query, limit, kind, tags)
+        request, embedding = self._request(profile, query, limit, kind, tags, window.parse(since, until))
         found = self.backend.search(request)
         if found.pool is not None:
             found = self._ranked(self._staged(profile, request.query, embedding, found.pool), found, request.limit)
@@ -138,12 +140,12 @@ class SearchService:
                    kind: str | None = None, tags: list[str] | None = None) -> tuple[SearchHits, Staged | None]:
         """What the backend found and, for a hybrid search, the pool as the second stage reads it -- without
         ranking it or logging the search (bench/fit_ranking.py fits the stage's weights on these)."""
-        request, embedding = self._request(profile, query, limit, kind, tags)
+        request, embedding = self._request(profile, query, limit, kind, tags, window.ANY)
         found = self.backend.search(request)
         return found, None if found.pool is None else self._staged(profile, request.query, embedding, found.pool)
 
-    def _request(self, profile: ProfileRef, query: str, limit: int, kind: str | None,
-                 tags: list[str] | None) -> tuple[SearchRequest, Callable[[], Embedding | None] | None]:
+    def _request(self, profile: ProfileRef, query: str, limit: int, kind: str | None, tags: list[str] | None,
+                 scope: window.Window) -> tuple[SearchRequest, Callable[[], Embedding | None] | None]:
         query = validation.query(query)
         limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
         kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
@@ -151,7 +153,7 @@ class SearchService:
         embedding = self._embed_in_background(query) if self.gate.usable(self.embedder_wait_s) else None
         request = SearchRequest(
             profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
-            pending_vector=None if embedding is None else lambda: _vector(embedding()),
+            window=scope, pending_vector=None if embedding is None else lambda: _vector(embedding()),
         )
         return request, embedding
 

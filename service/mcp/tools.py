@@ -64,6 +64,14 @@ FilterTags = Annotated[list[str] | None, WithJsonSchema({
     "type": "array", "maxItems": c.TAGS_MAX, "description": "Only facts carrying all of these tags.",
     "items": TAG_ITEM}), OPTIONAL]
 
+WINDOW_FORMS = "ISO 8601 date or date-time (a date is that whole UTC day), or a duration back from now: 7d, 24h, 2w."
+Since = Annotated[str | None, WithJsonSchema({
+    "type": "string", "minLength": 1, "maxLength": c.WINDOW_END_MAX,
+    "description": f"Only facts written or last changed at or after this: {WINDOW_FORMS}"}), OPTIONAL]
+Until = Annotated[str | None, WithJsonSchema({
+    "type": "string", "minLength": 1, "maxLength": c.WINDOW_END_MAX,
+    "description": "... and at or before this (same forms)."}), OPTIONAL]
+
 
 def _json_integer_or(default: int) -> BeforeValidator:
     """A limit as JSON Schema's integer: any number without a fraction, so 5.0 is 5 (a client that validates
@@ -154,10 +162,11 @@ def register_tools(server: MCPServer, services: Services) -> None:
     @server.tool(description=DESCRIPTIONS["memory_search"], annotations=read_only)
     async def memory_search(
         query: Query, ctx: Context, limit: SearchLimit = c.SEARCH_LIMIT_DEFAULT, kind: OptKind = None,
-        tags: FilterTags = None
+        tags: FilterTags = None, since: Since = None, until: Until = None
     ) -> Annotated[CallToolResult, out.SearchOut]:
         profile = profile_of(ctx)
-        found = await call(lambda: services.search.search(profile, query, limit=limit, kind=kind, tags=tags))
+        found = await call(lambda: services.search.search(profile, query, limit=limit, kind=kind, tags=tags,
+                                                          since=since, until=until))
         model = out.SearchOut(
             query=found.query, matched_count=found.matched_count, returned_count=found.returned_count,
             mode=found.mode, facts=[out.ScoredFactOut.scored(s, rank) for rank, s in enumerate(found.facts, 1)],

@@ -12,6 +12,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from service.domain.window import ANY, Window
 from service.domain.late import Embedding
 from service.store import aggregates as agg
 from service.store import history
@@ -122,9 +123,10 @@ class SqlFacts(_Member):
 
     def page(self, profile_id: int, *, status: str | None, kind: str | None, tag: str | None, limit: int,
              before_id: int | None, recalled: str | None = None, order: str = "newest",
-             before_recall: tuple[int, int] | None = None) -> list[FactRow]:
+             before_recall: tuple[int, int] | None = None, window: Window = ANY) -> list[FactRow]:
         return repo.list_facts(self.session, profile_id, status=status, kind=kind, tag=tag, limit=limit,
-                               before_id=before_id, recalled=recalled, order=order, before_recall=before_recall)
+                               before_id=before_id, recalled=recalled, order=order, before_recall=before_recall,
+                               window=window)
 
     def recalls(self, profile_id: int, uids: Iterable[str]) -> dict[str, tuple[int, datetime]]:
         return recalls.of(self.session, profile_id, uids)

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
+from service.domain.window import ANY, Window
 from service.contract import FactStatus
 from service.domain.models import Fact
 from service.domain.ports.records import to_fact
@@ -179,6 +180,7 @@ def list_facts(
     recalled: str | None = None,
     order: str = "newest",
     before_recall: tuple[int, int] | None = None,
+    window: Window = ANY,
 ) -> list[FactRow]:
     """Newest first (by created_at, then id), keyset-paged with before_id (the fact the page ends at); or, with order "recalled", most
     recalled first (ties newest first), keyset-paged with before_recall (count, id). recalled "never" / "ever":
@@ -194,6 +196,10 @@ def list_facts(
                 FactTag.profile_id == profile_id, FactTag.tag == tag, col(FactTag.current).is_(True)
             ))
         )
+    if window.since is not None:  # the time window (service.domain.window): updated_at, both ends included
+        stmt = stmt.where(col(FactRow.updated_at) >= window.since)
+    if window.until is not None:
+        stmt = stmt.where(col(FactRow.updated_at) <= window.until)
     return recalls.fetch(session, stmt, recalled=recalled, order=order, before_id=before_id,
                          before_recall=before_recall, limit=limit)
 

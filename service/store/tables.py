@@ -179,6 +179,9 @@ class QueryLogRow(SQLModel, table=True):
     latency_ms: float = Field(sa_column=sa.Column(sa.Float, nullable=False))
     created_at: datetime = _ts()
     day: date = Field(sa_column=sa.Column(sa.Date, nullable=False))
+    # The search's time window on updated_at (service.domain.window), each end as resolved when it ran.
+    window_since: Optional[datetime] = Field(default=None, sa_column=sa.Column(UTCDateTime(), nullable=True))
+    window_until: Optional[datetime] = Field(default=None, sa_column=sa.Column(UTCDateTime(), nullable=True))
     # Set by `memory import` when the row's id in the document was taken (it was renumbered): that id.
     copied_from: Optional[int] = Field(default=None, sa_column=sa.Column(sa.Integer, nullable=True))
 

@@ -121,7 +121,7 @@ def test_a_parameter_given_twice_without_a_token_is_still_401(client: TestClient
     ("/api/alpha/queries?LIMIT=5", "LIMIT", "takes limit"),
     ("/api/alpha/stats?days=7&foo=bar", "foo", "takes days"),
     ("/api/alpha/queries?limit[]=5", "limit[]", "takes limit"),
-    ("/api/alpha/facts?statuss=active", "statuss", "as_of, cursor, kind, limit, order, recalled, status, tag"),
+    ("/api/alpha/facts?statuss=active", "statuss", "as_of, cursor, kind, limit, order, recalled, since, status, tag, until"),
     ("/api/profiles?x=1", "x", "takes no query parameters"),
 ])
 def test_an_unknown_parameter_is_400_naming_it_and_what_the_endpoint_takes(

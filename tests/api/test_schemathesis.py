@@ -18,6 +18,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation import GenerationMode
 from schemathesis.generation.meta import CoveragePhaseData
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from service.api.app import create_app
 from service.config import Settings
@@ -78,7 +79,12 @@ def _send(case: schemathesis.Case, headers: dict[str, str], statuses: list[int])
     if profile is not None and (ParameterLocation.PATH not in broken or PROFILE_NAME.fullmatch(str(profile))):
         case.path_parameters["profile"] = "alpha"
         _ = case.meta  # reading it revalidates the case's metadata against the path it now has
-    statuses.append(case.call_and_validate(headers=None if ParameterLocation.HEADER in broken else headers)
+    query = case.query or {}
+    # The facts listing's time window: `since` after `until`, or either with as_of, is a documented 400 that no
+    # schema can state (it spans two parameters), so valid parts may make a refused whole there.
+    crossed = {"since", "until"} <= set(query) or ("as_of" in query and {"since", "until"} & set(query))
+    statuses.append(case.call_and_validate(headers=None if ParameterLocation.HEADER in broken else headers,
+                                           excluded_checks=[positive_data_acceptance] if crossed else None)
                     .status_code)
 
 

@@ -209,3 +209,19 @@ async def test_readme_marks_exactly_the_arguments_each_tool_requires(base_url: s
     for name, tool in tools.items():
         marked = set(re.findall(r"`(\w+)` \(required", rows[name]))
         assert marked == set(tool.input_schema.get("required", [])), (name, rows[name])
+
+
+TOOLS_LIST_BEFORE_WINDOW = 13_399  # characters of tools/list (compact JSON) before since/until (issue 59)
+
+
+async def test_tools_list_stays_short(base_url: str, alpha: ProfileAccess) -> None:
+    """What every agent reads at connect: the time window grew it by under 10 %."""
+    async with mcp_client(base_url, "alpha", alpha.token) as client:
+        listed = await client.list_tools()
+    size = len(json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")))
+    print(f"tools/list: {size} characters ({size / TOOLS_LIST_BEFORE_WINDOW - 1:+.1%} since the time window)")
+    assert size < TOOLS_LIST_BEFORE_WINDOW * 1.10
+    search = next(t for t in listed.tools if t.name == "memory_search").input_schema["properties"]
+    for end in ("since", "until"):
+        assert search[end]["type"] == "string" and search[end]["maxLength"] == 64 and "required" not in search[end]
+    assert "7d" in search["since"]["description"] and "ISO 8601" in search["since"]["description"]

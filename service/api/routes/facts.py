@@ -13,7 +13,7 @@ from service.web.errors import authenticated
 from service.api.schemas import FactBody, FactsBody
 from service.clock import isoformat
 from service.domain import as_of as as_of_rules
-from service.domain import validation
+from service.domain import validation, window
 from service.contract import FACTS_PAGE_DEFAULT, FACTS_PAGE_MAX, KINDS, STATUSES, TAG_MAX, UID_MAX, FactStatus
 from service.errors import InvalidInput
 
@@ -71,6 +71,22 @@ ORDER_DOC = (
     "the counts now, also with `as_of`)."
 )
 TAG_QUERY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/+#-]*$"
+WINDOW_DOC = (
+    "written or last changed (`updated_at`, both ends included): an ISO 8601 date or date-time (a date is that "
+    "whole UTC day; no offset means UTC) or a duration back from now (`30m`, `24h`, `7d`, `2w`). Not with `as_of`."
+)
+# Documented as what is read: an RFC 3339 date-time or date, or a duration (the ISO 8601 forms without an offset
+# are accepted too, as for as_of). `since` after `until`, or either with as_of, is a 400 the schema cannot state.
+_WINDOW_FORMS = [{"type": "string", "format": "date-time", "maxLength": contract.WINDOW_END_MAX},
+                 {"type": "string", "format": "date", "maxLength": 10},
+                 {"type": "string", "pattern": r"^\s*[0-9]{1,7}[mhdwMHDW]\s*$", "maxLength": contract.WINDOW_END_MAX}]
+SinceQuery = Annotated[str | None, Query(min_length=1, max_length=contract.WINDOW_END_MAX,
+                                         description=f"Only facts {WINDOW_DOC}"),
+                       WithJsonSchema({"anyOf": _WINDOW_FORMS, "description": f"Only facts {WINDOW_DOC}"})]
+UntilQuery = Annotated[str | None, Query(min_length=1, max_length=contract.WINDOW_END_MAX,
+                                         description=f"Only facts {WINDOW_DOC} (the other end)"),
+                       WithJsonSchema({"anyOf": _WINDOW_FORMS,
+                                       "description": f"Only facts {WINDOW_DOC} (the other end)"})]
 
 
 @router.get("/api/{profile}/facts", response_model_exclude_unset=True, responses=authenticated())
@@ -91,12 +107,19 @@ def list_facts(
     as_of: AsOfQuery = None,
     recalled: Annotated[Literal["never", "ever"] | None, Query(description=RECALLED_DOC)] = None,
     order: Annotated[Literal["newest", "recalled"], Query(description=ORDER_DOC)] = "newest",
+    since: SinceQuery = None,
+    until: UntilQuery = None,
 ) -> FactsBody:
     """Facts of the profile, newest first, any status unless filtered; page with next_cursor. Each carries
     `recalled_count` and `last_recalled_at` (from the query log, now). `recalled=never`: the active facts no
     search has returned; `order=recalled`: most recalled first. With `as_of`: the facts as they stood then
-    (status then, default active; kind and tags then)."""
+    (status then, default active; kind and tags then). `since`/`until`: only the facts written or last changed
+    inside that window (service.domain.window)."""
     tag_value = validation.tag(tag, param="tag") if tag else None
+    scope = window.parse(since, until)
+    if scope and as_of is not None:
+        raise InvalidInput("since/until select facts by when they last changed, which as_of views do not "
+                           "show: leave out as_of or the window", param="since" if since is not None else "until")
     before = _decode_cursor(cursor) if cursor else None
     start = {"before_id": before if isinstance(before, int) else None,
              "before_recall": before if isinstance(before, tuple) else None}
@@ -109,7 +132,7 @@ def list_facts(
         return FactsBody(profile=profile.name, as_of=isoformat(at), facts=svc.curation.reviewed(profile, facts),
                          next_cursor=_cursor(after))
     page, position = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, recalled=recalled,
-                                    order=order, **start)
+                                    order=order, window=scope, **start)
     return FactsBody(profile=profile.name, facts=svc.curation.reviewed(profile, page), next_cursor=_cursor(position))
 
 

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from service.domain.late import Embedding, TokenVectors
+from service.domain.window import ANY, Window
 from service.domain.wording import FactWords
 from service.domain.models import Fact, ProfileRef
 from service.domain.ports.sources import ChangedFact
@@ -71,6 +72,7 @@ class SearchRequest:
     limit: int
     kind: str | None = None
     tags: tuple[str, ...] = ()
+    window: Window = ANY  # bounds on the facts' updated_at (service.domain.window), applied before the ranking
     vector: np.ndarray | None = None  # the query's embedding; None when the embedder is off or failed
     # Or the embedding still being computed: query_vector() waits for it (None if it failed).
     pending_vector: Callable[[], np.ndarray | None] | None = field(default=None, compare=False, repr=False)

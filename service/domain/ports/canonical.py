@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from service.domain.window import ANY, Window
 from service.contract import MATCH_BUCKETS
 from service.domain.late import Embedding
 from service.domain.models import Fact
@@ -97,8 +98,9 @@ class Facts(Protocol):
 
     def page(self, profile_id: int, *, status: str | None, kind: str | None, tag: str | None, limit: int,
              before_id: int | None, recalled: str | None = None, order: str = "newest",
-             before_recall: tuple[int, int] | None = None) -> list[FactRecord]:
-        """Newest first (by id), keyset-paged with before_id; `tag`: facts carrying it now. order "recalled":
+             before_recall: tuple[int, int] | None = None, window: Window = ANY) -> list[FactRecord]:
+        """Newest first (by id), keyset-paged with before_id; `tag`: facts carrying it now; `window`: updated_at
+        inside it (both ends included). order "recalled":
         most recalled first, ties newest first, paged with before_recall (count, id); recalled "never" / "ever":
         facts no logged search returned / some did."""
 

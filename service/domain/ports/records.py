@@ -103,6 +103,8 @@ class QueryLogRecord(Protocol):
     latency_ms: float
     created_at: datetime
     day: date
+    window_since: datetime | None  # the search's time window (service.domain.window), as resolved when it ran
+    window_until: datetime | None
     copied_from: int | None  # set by `memory import` when the row was renumbered: its id in the document
 
 

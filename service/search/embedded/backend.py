@@ -163,7 +163,7 @@ class EmbeddedSearch:
         with exact counts hands its candidate pool to the second stage; the others are fused here."""
         n, s, vectors_on = index.size, self.settings, self.embedder.enabled
         terms = lexical.informative_terms(request.query)
-        passes = index.filter_mask(request.kind, request.tags)
+        passes = index.filter_mask(request.kind, request.tags, request.window)
         active = passes & index.active[:n]
         inactive = passes & ~index.active[:n]
 

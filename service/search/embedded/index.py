@@ -24,6 +24,7 @@ from service.domain.late import TokenVectors
 from service.domain.wording import FactWords, read_words
 from service.domain.models import Fact
 from service.domain.ports.sources import ChangedFact
+from service.domain.window import ANY, Window, micros
 from service.search.embedded.postings import TOKENIZE, WEIGHTS, Postings, Tokenizer, length_norm, phrase_score
 
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -77,6 +78,7 @@ class ProfileIndex:
         self.facts: list[Fact | None] = []  # row -> the fact as synced (handed back with its hits), None once redacted
         self.tag_rows: dict[str, set[int]] = {}
         self.kind = np.zeros(0, dtype=np.int8)
+        self.updated = np.zeros(0, dtype=np.int64)  # updated_at, microseconds since the epoch (a window's field)
         self.active = np.zeros(0, dtype=bool)
         self.present = np.zeros(0, dtype=bool)
         self.has_vector = np.zeros(0, dtype=bool)
@@ -101,6 +103,7 @@ class ProfileIndex:
             self.tokens.append(None)
             self.words.append(None)
             self.kind = _grow(self.kind, self.size)
+            self.updated = _grow(self.updated, self.size)
             self.active = _grow(self.active, self.size)
             self.present = _grow(self.present, self.size)
             self.has_vector = _grow(self.has_vector, self.size)
@@ -127,6 +130,8 @@ class ProfileIndex:
             self.tag_rows.setdefault(tag, set()).add(row)
         self.tags_of[row] = frozenset(fact.tags)
         self.kind[row] = _KIND_CODE.get(fact.kind, -1)
+        if fact.fact is not None:
+            self.updated[row] = micros(fact.fact.updated_at)
         self.active[row] = fact.active
         if fact.vector is not None:
             self.set_vector(row, fact.vector, fact.tokens)
@@ -194,12 +199,16 @@ class ProfileIndex:
 
     # --- queries ----------------------------------------------------------------------------------
 
-    def filter_mask(self, kind: str | None, tags: tuple[str, ...]) -> np.ndarray:
-        """Rows passing the kind and tag filters (a fact must carry all the tags), any status; never a
-        redacted fact's row."""
+    def filter_mask(self, kind: str | None, tags: tuple[str, ...], window: Window = ANY) -> np.ndarray:
+        """Rows passing the kind, tag and time-window filters (a fact must carry all the tags; its updated_at
+        inside the window, both ends included), any status; never a redacted fact's row."""
         mask = self.present[: self.size].copy()
         if kind is not None:
             mask &= self.kind[: self.size] == _KIND_CODE.get(kind, -2)
+        if window.since is not None:
+            mask &= self.updated[: self.size] >= micros(window.since)
+        if window.until is not None:
+            mask &= self.updated[: self.size] <= micros(window.until)
         for tag in tags:
             rows = self.tag_rows.get(tag)
             tag_mask = np.zeros(self.size, dtype=bool)

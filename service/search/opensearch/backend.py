@@ -73,7 +73,7 @@ class OpenSearchBackend:
             self.upkeep.failed(exc)
             hits = self.fallback.search(SearchRequest(
                 profile_id=request.profile_id, profile=request.profile, query=request.query, limit=request.limit,
-                kind=request.kind, tags=request.tags, vector=None))
+                kind=request.kind, tags=request.tags, window=request.window, vector=None))
             # The mirror is unavailable (or this profile's is incomplete): answered lexically from the
             # canonical store, counts unknown.
             return SearchHits(None, None, hits.hits, DEGRADED)

@@ -26,8 +26,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from service import clock
 from service.contract import INACTIVE_SHOWN, FactStatus
 from service.domain import lexical
+from service.domain.window import ANY, Window
 
 Status = Literal["active", "inactive", "any"]
 SOURCE_FIELDS = ["uid", "fact_id"]
@@ -59,8 +61,10 @@ def profile_filter(profile_id: int) -> dict[str, Any]:
     return {"term": {"profile_id": str(profile_id)}}
 
 
-def filters(profile_id: int, kind: str | None, tags: Sequence[str], status: Status) -> list[dict[str, Any]]:
-    """Filter clauses: the profile, the kind, every tag (a fact must carry all of them), the status."""
+def filters(profile_id: int, kind: str | None, tags: Sequence[str], status: Status,
+            window: Window = ANY) -> list[dict[str, Any]]:
+    """Filter clauses: the profile, the kind, every tag (a fact must carry all of them), the status, the time
+    window on updated_at (service.domain.window: both ends included)."""
     out: list[dict[str, Any]] = [profile_filter(profile_id)]
     if status == FactStatus.ACTIVE:
         out.append({"term": {"status": FactStatus.ACTIVE.value}})
@@ -69,6 +73,11 @@ def filters(profile_id: int, kind: str | None, tags: Sequence[str], status: Stat
     if kind is not None:
         out.append({"term": {"kind": kind}})
     out.extend({"term": {"tags": tag}} for tag in tags)
+    if window:
+        bounds = {"gte": clock.isoformat(window.since)} if window.since is not None else {}
+        if window.until is not None:
+            bounds["lte"] = clock.isoformat(window.until)
+        out.append({"range": {"updated_at": bounds}})
     return out
 
 
@@ -119,10 +128,10 @@ def knn_subquery(vector: Sequence[float], min_similarity: float,
 
 def hybrid_search(
     profile_id: int, terms: Sequence[str], vector: Sequence[float], *, kind: str | None, tags: Sequence[str],
-    limit: int, depth: int, min_similarity: float,
+    limit: int, depth: int, min_similarity: float, window: Window = ANY,
 ) -> dict[str, Any]:
     """BM25 + k-NN through the search pipeline; pagination_depth is the fusion depth of each sub-query."""
-    active = filters(profile_id, kind, tags, "active")
+    active = filters(profile_id, kind, tags, "active", window)
     return {
         "size": limit,
         "track_total_hits": True,
@@ -136,11 +145,12 @@ def hybrid_search(
     }
 
 
-def term_counts(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str]) -> dict[str, Any]:
+def term_counts(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
+                window: Window = ANY) -> dict[str, Any]:
     """The active facts passing the filters (hits.total, exact) and how many of them hold each term (a `filters`
     aggregation, one bucket a term, in the terms' order): what the second ranking stage weighs terms by."""
     body: dict[str, Any] = {"size": 0, "track_total_hits": True,
-                            "query": {"bool": {"filter": filters(profile_id, kind, tags, "active")}}}
+                            "query": {"bool": {"filter": filters(profile_id, kind, tags, "active", window)}}}
     if terms:
         body["aggs"] = {"terms": {"filters": {"filters": {
             f"t{i}": {"match": {"search_text": {"query": term}}} for i, term in enumerate(terms)}}}}
@@ -156,36 +166,36 @@ def term_counts_of(answer: dict[str, Any], terms: Sequence[str]) -> tuple[int, .
 
 
 def lexical_scores(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
-                   depth: int) -> dict[str, Any]:
+                   depth: int, window: Window = ANY) -> dict[str, Any]:
     """The lexical sub-query of the hybrid query alone, to the pool's depth: which hits matched by words (hybrid
     fuses the sub-queries' lists, so every hit that did is among these), their raw BM25 scores for a degraded
     search's query-log detail, and (hits.total) how many facts match by words. The pipeline's
     hybrid_score_explanation cannot: it drops the sub-queries a hit is missing from. (A hit's cosine is computed
     from its stored vector, not asked of the cluster again.)"""
     return {"size": depth, "_source": False, "track_total_hits": True,
-            "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active"))}
+            "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active", window))}
 
 
 def lexical_search(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
-                   depth: int) -> dict[str, Any]:
+                   depth: int, window: Window = ANY) -> dict[str, Any]:
     """Plain BM25 (no pipeline: a two-weight pipeline cannot serve one sub-query). `depth` hits come back so
     that the scores are min-max normalised over the same list as in the embedded backend."""
     return {
         "size": depth,
         "track_total_hits": True,
         "_source": SOURCE_FIELDS,
-        "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active")),
+        "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active", window)),
         "sort": [{"_score": "desc"}, {"uid": "asc"}],
     }
 
 
 def inactive_matches(
     profile_id: int, terms: Sequence[str], vector: Sequence[float] | None, *, kind: str | None,
-    tags: Sequence[str], min_similarity: float,
+    tags: Sequence[str], min_similarity: float, window: Window = ANY,
 ) -> dict[str, Any]:
     """How many retired/superseded facts the same search would have matched (exact total), and the first
     INACTIVE_SHOWN of them, best first (closest by vector when there is one)."""
-    inactive = filters(profile_id, kind, tags, "inactive")
+    inactive = filters(profile_id, kind, tags, "inactive", window)
     should: list[dict[str, Any]] = [lexical_match(terms)]
     if vector is not None:
         should.append(knn_subquery(vector, min_similarity, inactive))
@@ -207,12 +217,13 @@ def any_term(profile_id: int, terms: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def without_vector(profile_id: int, *, kind: str | None, tags: Sequence[str]) -> dict[str, Any]:
+def without_vector(profile_id: int, *, kind: str | None, tags: Sequence[str], window: Window = ANY) -> dict[str, Any]:
     """Facts passing the filters (any status) that have no vector yet: if any, the count is not exact."""
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": {"bool": {"filter": [*filters(profile_id, kind, tags, "any"), {"term": {"has_vector": False}}]}},
+        "query": {"bool": {"filter": [*filters(profile_id, kind, tags, "any", window),
+                                      {"term": {"has_vector": False}}]}},
     }
 
 

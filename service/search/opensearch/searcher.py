@@ -93,13 +93,13 @@ class Searcher:
         s, pid, values = self.settings, request.profile_id, vector.tolist()
         depth = max(s.rerank_depth, request.limit)  # the pool: the best `depth` by meaning and by words
         bodies = [
-            q.hybrid_search(pid, terms, values, kind=request.kind, tags=request.tags, limit=2 * depth,
-                            depth=depth, min_similarity=s.min_similarity),
-            q.inactive_matches(pid, terms, values, kind=request.kind, tags=request.tags,
+            q.hybrid_search(pid, terms, values, kind=request.kind, tags=request.tags, window=request.window,
+                            limit=2 * depth, depth=depth, min_similarity=s.min_similarity),
+            q.inactive_matches(pid, terms, values, kind=request.kind, tags=request.tags, window=request.window,
                                min_similarity=s.min_similarity),
-            q.without_vector(pid, kind=request.kind, tags=request.tags),
-            q.lexical_scores(pid, terms, kind=request.kind, tags=request.tags, depth=depth),
-            q.term_counts(pid, terms, kind=request.kind, tags=request.tags),
+            q.without_vector(pid, kind=request.kind, tags=request.tags, window=request.window),
+            q.lexical_scores(pid, terms, kind=request.kind, tags=request.tags, window=request.window, depth=depth),
+            q.term_counts(pid, terms, kind=request.kind, tags=request.tags, window=request.window),
         ]
         if ask_known:  # the readability rule: does any term occur in the profile's facts at all?
             bodies.append(q.any_term(pid, terms))
@@ -140,11 +140,11 @@ class Searcher:
         if not terms:  # nothing can match lexically, and there is no vector to match semantically
             return SearchHits(0 if known else None, 0 if known else None, [], mode)
         pid = request.profile_id
-        bodies = [q.lexical_search(pid, terms, kind=request.kind, tags=request.tags,
+        bodies = [q.lexical_search(pid, terms, kind=request.kind, tags=request.tags, window=request.window,
                                    depth=fusion.depth(self.settings.fusion_depth, request.limit))]
         if known:
             bodies.append(q.inactive_matches(pid, terms, None, kind=request.kind, tags=request.tags,
-                                             min_similarity=self.settings.min_similarity))
+                                             window=request.window, min_similarity=self.settings.min_similarity))
         if ask_known:  # the readability rule: an unreadable query none of whose terms occurs is an exact miss
             bodies.append(q.any_term(pid, terms))
         answers = self._msearch(pid, bodies)
