@@ -188,7 +188,7 @@ def test_token_stays_in_session_storage_and_logout_clears_it(
     expect(page.get_by_test_id("login-token")).to_have_value("")
 
 
-def test_query_log_rows_and_details(base_url: str, seeded: Seeded, ui: PageSession) -> None:
+def test_query_log_rows_and_details(base_url: str, seeded: Seeded, ui: PageSession, services: Services) -> None:
     page = ui.page
     ui.login(base_url, "alpha", seeded.access.token)
     ui.ready("overview")
@@ -218,6 +218,13 @@ def test_query_log_rows_and_details(base_url: str, seeded: Seeded, ui: PageSessi
     expect(results.first).to_contain_text(first["uid"])
     expect(results.first).to_contain_text(f"{first['score']:.4f}")
     assert page.url.endswith(f"#/queries/{hit['id']}")
+    expect(page.get_by_test_id("query-window")).to_have_text("any time")
+
+    # A search with a time window shows it, as resolved when it ran.
+    windowed = services.search.search(services.profiles.get("alpha"), "pytest", since="2026-11-01", until="7d")
+    page.goto(f"{base_url}/ui/#/queries/{windowed.query_id}")
+    expect(page.get_by_test_id("query-window")).to_contain_text("since 2026-11-01")
+    expect(page.get_by_test_id("query-window")).to_contain_text("until ")
 
 
 def test_fact_browser_filters_and_paging(
@@ -258,6 +265,21 @@ def test_fact_browser_filters_and_paging(
     page.get_by_test_id("filter-tag").fill("no-such-tag")
     page.get_by_test_id("filter-apply").click()
     expect(page.get_by_test_id("facts-empty")).to_contain_text("No facts match")
+
+    # The time window: the facts written or last changed on the newest fact's day, as the API lists them.
+    page.get_by_test_id("filter-tag").fill("")
+    newest = rest(base_url, alpha, "facts", limit=1)["facts"][0]["updated_at"][:10]
+    expected = [f["uid"] for f in rest(base_url, alpha, "facts", since=newest, until=newest)["facts"]]
+    assert 0 < len(expected) < 51
+    page.get_by_test_id("filter-since").fill(newest)
+    page.get_by_test_id("filter-until").fill(newest)
+    page.get_by_test_id("filter-apply").click()
+    expect(rows).to_have_count(len(expected))
+    assert [rows.nth(i).get_attribute("data-uid") for i in range(len(expected))] == expected
+    assert f"since={newest}" in page.url and f"until={newest}" in page.url
+    page.get_by_test_id("filter-since").fill("last week")
+    page.get_by_test_id("filter-apply").click()
+    expect(page.get_by_test_id("error-banner")).to_contain_text("since must be")
 
 
 def test_empty_profile_has_empty_states(base_url: str, alpha: ProfileAccess, ui: PageSession) -> None:

@@ -15,6 +15,8 @@ export function factFilters(params) {
     status: STATUSES.includes(params.get("status")) ? params.get("status") : "",
     kind: KINDS.includes(params.get("kind")) ? params.get("kind") : "",
     tag: (params.get("tag") || "").trim(),
+    since: (params.get("since") || "").trim().slice(0, 64),
+    until: (params.get("until") || "").trim().slice(0, 64),
     as_of: asOfFrom(params),
   };
 }
@@ -37,6 +39,17 @@ export function factRows(facts, asOf = "") {
   );
 }
 
+// A time-window end (GET /api/{profile}/facts since/until): when the fact was written or last changed.
+function windowField(name, label, value) {
+  return h("div", { class: "field" }, h("label", { for: `f-${name}` }, label),
+    h("input", {
+      id: `f-${name}`, name, value, testid: `filter-${name}`, placeholder: name === "since" ? "7d, 2026-11-01" : "any",
+      maxlength: 64, autocapitalize: "off", spellcheck: "false",
+      title: "A date (that whole UTC day), a date-time (UTC unless an offset is given) or a duration back from now: " +
+        "30m, 24h, 7d, 2w",
+    }));
+}
+
 export async function viewFacts(view, seq, params) {
   const filters = factFilters(params);
   const query = Object.fromEntries(Object.entries(filters).filter(([, v]) => v)); // as_of only when set
@@ -52,7 +65,7 @@ export async function viewFacts(view, seq, params) {
         e.preventDefault();
         const data = new FormData(e.target);
         const q = new URLSearchParams();
-        for (const key of ["status", "kind", "tag"]) {
+        for (const key of ["status", "kind", "tag", "since", "until"]) {
           const v = String(data.get(key) || "").trim();
           if (v) q.set(key, v);
         }
@@ -70,6 +83,8 @@ export async function viewFacts(view, seq, params) {
         h("option", { value: "" }, "any"), KINDS.map((k) => h("option", { value: k, selected: k === filters.kind }, k)))),
     h("div", { class: "field" }, h("label", { for: "f-tag" }, "Tag"),
       h("input", { id: "f-tag", name: "tag", value: filters.tag, testid: "filter-tag", placeholder: "any", autocapitalize: "off", spellcheck: "false" })),
+    windowField("since", "Changed since", filters.since),
+    windowField("until", "Changed until", filters.until),
     asOfField(h, filters.as_of),
     h("div", { class: "field" }, h("span", { class: "label-spacer", "aria-hidden": "true" }, " "),
       h("button", { type: "submit", class: "btn", testid: "filter-apply" }, "Apply")),
@@ -123,7 +138,8 @@ export async function viewFacts(view, seq, params) {
         h("div", { class: "more-row" }, h("span", { class: "muted" }, count, " shown"), more),
       )
     : empty(
-        filters.status || filters.kind || filters.tag ? "No facts match these filters." : "This profile has no facts yet.",
+        filters.status || filters.kind || filters.tag || filters.since || filters.until
+          ? "No facts match these filters." : "This profile has no facts yet.",
         "facts-empty",
       );
 

@@ -133,6 +133,9 @@ export function queryDetailCard(row) {
       h("dt", {}, "Matched"), h("dd", {}, row.matched_count === null ? "unknown (not known exactly)" : fmtInt(row.matched_count)),
       h("dt", {}, "Returned"), h("dd", {}, `${fmtInt(row.returned_count)} (limit ${row.limit ?? "—"})`),
       h("dt", {}, "Filters"), h("dd", {}, `kind: ${row.kind || "any"}; tags: ${row.tags && row.tags.length ? row.tags.join(", ") : "none"}`),
+      h("dt", {}, "Changed"), h("dd", { testid: "query-window" }, row.since || row.until
+        ? `${row.since ? `since ${fmtTime(row.since)}` : ""}${row.since && row.until ? ", " : ""}${row.until ? `until ${fmtTime(row.until)}` : ""}`
+        : "any time"),
       h("dt", {}, "Mode"), h("dd", {}, row.mode || "—"),
       row.inactive_matched !== undefined && row.inactive_matched !== null
         ? [h("dt", {}, "Retired/superseded matched"), h("dd", {}, fmtInt(row.inactive_matched))]
