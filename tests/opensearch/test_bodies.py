@@ -7,11 +7,11 @@ real-cluster tests run them against OpenSearch when one is available.
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import date, datetime, timezone
 
 import pytest
 
-from service.domain import lexical
+from service.domain import lexical, window
 from service.search.opensearch import aggregations as aggs
 from service.search.opensearch import queries as q
 from service.search.opensearch import templates as tpl
@@ -152,6 +152,29 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
             ],
         }},
     })
+
+
+def test_a_time_window_is_a_range_filter_inside_every_sub_query_not_a_post_filter() -> None:
+    """The window (service.domain.window) filters before the fusion and the limit, as kind and tags do."""
+    scope = window.Window(datetime(2026, 11, 23, tzinfo=timezone.utc), datetime(2026, 11, 30, 12, tzinfo=timezone.utc))
+    body = q.hybrid_search(7, ["deploy"], [0.5], kind=None, tags=(), limit=8, depth=100, min_similarity=0.35,
+                           window=scope)
+    bounds = {"range": {"updated_at": {"gte": "2026-11-23T00:00:00.000000+00:00",
+                                       "lte": "2026-11-30T12:00:00.000000+00:00"}}}
+    lexical_part, vector_part = body["query"]["hybrid"]["queries"]
+    assert lexical_part["bool"]["filter"] == [PROFILE, ACTIVE, bounds]
+    assert vector_part["script_score"]["query"]["bool"]["filter"] == [PROFILE, ACTIVE, bounds]
+    assert "post_filter" not in body
+    since_only = q.term_counts(7, ["deploy"], kind=None, tags=(), window=window.Window(scope.since, None))
+    assert since_only["query"]["bool"]["filter"][-1] == {"range": {"updated_at": {
+        "gte": "2026-11-23T00:00:00.000000+00:00"}}}
+    for made in (q.inactive_matches(7, ["deploy"], None, kind=None, tags=(), min_similarity=0.35, window=scope),
+                 q.without_vector(7, kind=None, tags=(), window=scope),
+                 q.lexical_search(7, ["deploy"], kind=None, tags=(), depth=10, window=scope),
+                 q.lexical_scores(7, ["deploy"], kind=None, tags=(), depth=10, window=scope)):
+        assert json.dumps(bounds) in json.dumps(made)
+    assert "range" not in json.dumps(q.hybrid_search(7, ["deploy"], [0.5], kind=None, tags=(), limit=8, depth=100,
+                                                     min_similarity=0.35))  # no window: no clause
 
 
 def test_lexical_scores_are_the_lexical_sub_query_alone_to_the_pool_depth_counting_every_match() -> None:
