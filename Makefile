@@ -36,9 +36,10 @@ run: setup
 
 # The whole suite (its OpenSearch tests on a 2.19.1 node), then the real-OpenSearch tests again on a 3.5.0 node
 # (open: the security plugin 3.x is not on Maven Central, so the `secured` tests are not in that pass).
+# Two pytest-xdist workers (this machine has 2 cores): each starts its own PostgreSQL cluster and OpenSearch node.
 test: setup-test
-	$(BIN)/python -m pytest
-	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -m "opensearch and not secured" -p no:cacheprovider
+	$(BIN)/python -m pytest -n 2
+	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -n 2 -m "opensearch and not secured" -p no:cacheprovider
 
 # The fast tier, for every change: no PostgreSQL, OpenSearch, model, browser, Node client, benchmark or Docker
 # (what `make test` adds), two workers (pytest-xdist). About 2 minutes on 2 cores.
