@@ -118,3 +118,5 @@ class SearchOutcome:
     facts: list[ScoredFact]
     mode: str
     query_id: int | None = None
+    since: datetime | None = None  # the time window searched, as resolved (service.domain.window)
+    until: datetime | None = None

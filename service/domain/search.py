@@ -134,6 +134,8 @@ class SearchService:
             facts=scored,
             mode=found.mode,
             query_id=query_id,
+            since=request.window.since,
+            until=request.window.until,
         )
 
     def candidates(self, profile: ProfileRef, query: str, *, limit: int = SEARCH_LIMIT_DEFAULT,

@@ -8,6 +8,7 @@ reason the agent can act on.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -132,6 +133,10 @@ def _line(fact: Fact, *, why: str = "", rank: int | None = None) -> str:
     return f"{numbered}{' — ' + why if why else ''}\n  {fact.text}"
 
 
+def _instant(at: datetime) -> str:
+    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _why(found: ScoredFact) -> str:
     """What an agent can read: how the fact matched, and how close it is in meaning."""
     words, meaning = found.lexical is not None, found.vector is not None
@@ -173,6 +178,10 @@ def register_tools(server: MCPServer, services: Services) -> None:
         )
         matched = "unknown" if found.matched_count is None else str(found.matched_count)
         head = f"matched {matched}, returned {found.returned_count} ({found.mode})"
+        if found.since is not None or found.until is not None:  # the window as resolved: `7d` becomes a date
+            ends = [f"since {_instant(found.since)}" if found.since else "",
+                    f"until {_instant(found.until)}" if found.until else ""]
+            head += ", changed " + " ".join(e for e in ends if e)
         if found.matched_count == 0:
             head += ": memory does not know this"
         body = "\n".join(_line(f.fact, why=_why(f), rank=rank) for rank, f in enumerate(found.facts, 1))

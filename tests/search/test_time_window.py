@@ -65,6 +65,15 @@ def _error(seeded: Seeded, **arguments: object) -> str:
     return anyio.run(go)
 
 
+def _text(seeded: Seeded, **arguments: object) -> str:
+    async def go() -> str:
+        async with mcp_client(seeded.url, "alpha", seeded.token) as client:
+            result = await client.call_tool("memory_search", {"query": QUERY, **arguments})
+            return " ".join(getattr(c, "text", "") for c in result.content)
+
+    return anyio.run(go)
+
+
 def _uids(found: dict) -> set[str]:
     return {f["uid"] for f in found["facts"]}
 
@@ -82,6 +91,13 @@ def test_a_window_holding_3_of_500_matches_returns_those_3(seeded: Seeded) -> No
     assert _search(seeded, since="4d", until="3d")["matched_count"] == 497  # durations on both ends
     exact = _search(seeded, since="2026-11-23T15:30:00Z", until="2026-11-23T15:30:00Z")  # both ends included
     assert exact["matched_count"] == 3
+
+    # The text an agent reads says the window as resolved (a duration as the instant it meant).
+    assert _text(seeded, since="2h").startswith("matched 3, returned 3 (") and \
+        "), changed since 2026-11-23T14:30:00Z\n" in _text(seeded, since="2h")
+    assert "), changed since 2026-11-20T00:00:00Z until 2026-11-20T23:59:59Z\n" in \
+        _text(seeded, since="2026-11-20", until="2026-11-20")
+    assert _text(seeded, since="30m").endswith("), changed since 2026-11-23T16:00:00Z: memory does not know this")
 
     # An empty window: memory does not know.
     for window in [{"since": "30m"}, {"until": "2026-11-19"}, {"since": "2026-11-21", "until": "2026-11-22"},
