@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from bench.lib.postgres import free_port
+from bench.lib.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,11 +30,9 @@ def running(app: FastAPI) -> Iterator[str]:
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.time() + 20
-    while not server.started:
-        if not thread.is_alive() or time.time() > deadline:
-            raise RuntimeError("server did not start")
-        time.sleep(0.02)
+    until(lambda: server.started or not thread.is_alive(), 20, every=0.02, what="the server starting")
+    if not server.started:
+        raise RuntimeError("server did not start: its thread ended")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -53,21 +51,19 @@ def served(data_dir: Path, env: dict[str, str], *, warm_search: str = "embedded"
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base_url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 180
-        while True:
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("memory serve did not become ready")
+        def ready_now() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError("memory serve exited before it became ready")
             try:
-                ready = httpx.get(f"{base_url}/readyz", timeout=2).json()
-                checks = ready["checks"]
+                checks = httpx.get(f"{base_url}/readyz", timeout=2).json()["checks"]
                 search = checks["search"]
                 warm = search.get("profiles_loaded") if warm_search == "embedded" else (
                     search.get("state") == "ready" and search.get("outbox", {}).get("pending") == 0)
-                if checks["embedder"]["state"] in ("ready", "disabled") and warm:
-                    break
+                return bool(checks["embedder"]["state"] in ("ready", "disabled") and warm)
             except (httpx.HTTPError, KeyError, ValueError):
-                pass
-            time.sleep(0.2)
+                return False
+
+        until(ready_now, 180, every=0.2, what="memory serve becoming ready")
         yield base_url, proc.pid
     finally:
         proc.terminate()

@@ -33,7 +33,7 @@ def describe(tool: str, error: ValidationError) -> str:
 
 
 def unknown_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> str | None:
-    """`memory_search: unknown argument limt; valid arguments: query, limit, kind, tags`, or None."""
+    """`memory_search: unknown argument limt; valid arguments: query, limit, kind, tags, since, until`, or None."""
     valid = list(schema.get("properties", {}))
     unknown = [name for name in arguments if name not in valid]
     if not unknown:

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +19,7 @@ from service.config import Settings
 from service.embedding import minilm
 from service.embedding.minilm import MiniLMEmbedder
 from service.embedding.model_files import INSTALL, REQUIRED, bundled_model_dir, install_command
+from bench.lib.waiting import until
 
 pytestmark = pytest.mark.model
 
@@ -27,15 +27,6 @@ pytestmark = pytest.mark.model
 def _install(folder: Path) -> None:
     for name in REQUIRED:
         shutil.copy(bundled_model_dir() / name, folder / name)
-
-
-def _wait(condition, seconds: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_the_install_command_is_this_environments_pip() -> None:
@@ -46,10 +37,10 @@ def test_the_embedder_notices_files_that_appear(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(minilm, "RETRY_MISSING_SECONDS", 0.3)
     embedder = MiniLMEmbedder(Settings(data_dir=tmp_path), model_dir=tmp_path)
     embedder.start()
-    assert _wait(lambda: embedder.status()["state"] == "error", 10)
+    until(lambda: embedder.status()["state"] == "error", 10, what=lambda: str(embedder.status()))
     assert minilm.NOTICED in embedder.status()["error"]
     _install(tmp_path)
-    assert _wait(lambda: embedder.status()["state"] == "ready", 30), embedder.status()
+    until(lambda: embedder.status()["state"] == "ready", 30, what=lambda: str(embedder.status()))
     assert embedder.embed_query("where do deploys run").shape == (384,)
 
 
@@ -65,14 +56,14 @@ def test_serve_warns_loudly_and_turns_ready_once_the_weights_are_there(tmp_path:
     reader.start()
     base = f"http://127.0.0.1:{port}"
     try:
-        assert _wait(lambda: any("MiniLM files missing" in line for line in lines), 30), "".join(lines)
+        until(lambda: any("MiniLM files missing" in line for line in lines), 30, what=lambda: "".join(lines))
         warning = "".join(lines)
         assert "!" * 78 in warning and f"MEMORY_MODEL_DIR={model_dir}" in warning and minilm.NOTICED in warning
-        assert _wait(lambda: _ready(base) is not None, 30)
+        until(lambda: _ready(base) is not None, 30, what="/readyz answering")
         ready = _ready(base)
         assert ready is not None and ready["ready"] is False and minilm.NOTICED in ready["reason"]
         _install(model_dir)  # no restart
-        assert _wait(lambda: (_ready(base) or {}).get("ready") is True, 60), _ready(base)
+        until(lambda: (_ready(base) or {}).get("ready") is True, 60, what=lambda: str(_ready(base)))
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -9,7 +9,6 @@ Cluster settings are changed as the tests' administrator and restored after each
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch.conftest import mirrored_settings
 from tests.opensearch.fakes import FakeEmbedder
 from tests.support.clusters import Cluster, new_prefix, remove_prefix
+from bench.lib.waiting import until
 
 pytestmark = pytest.mark.opensearch
 
@@ -115,10 +115,12 @@ def test_a_write_block_is_named_and_spares_the_other_profiles(admin: OpenSearch,
                 services.search.search(beta, "deploys flux").mode) == (1, "lexical")  # nothing of beta pending
     finally:
         admin.indices.put_settings(index=facts_index, body={"index.blocks.read_only_allow_delete": None})
-    deadline = time.monotonic() + 30
-    while backend.status()["profiles_failing"] and time.monotonic() < deadline:
-        time.sleep(0.5)
+
+    def caught_up() -> bool:
         backend.sync_now()
+        return not backend.status()["profiles_failing"]
+
+    until(caught_up, 30, every=0.5, what=lambda: str(backend.status()))
     assert services.search.search(alpha, "vim editor").matched_count == 1
     backend.sync_now()
     assert backend.status()["outbox"]["pending"] == 0

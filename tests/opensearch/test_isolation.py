@@ -6,7 +6,6 @@ cycles. /readyz names the cause. Once the documents fit again, the profile catch
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from service.search.opensearch.backend import OpenSearchBackend
 from service.store.tables import OutboxRow
 from tests.opensearch.conftest import mirrored_settings
 from tests.support.clusters import Cluster
+from bench.lib.waiting import until
 
 
 @pytest.fixture
@@ -35,10 +35,7 @@ def _backend(services: Services) -> OpenSearchBackend:
 
 
 def _eventually(condition: Any, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "not within the time given"
-        time.sleep(0.1)
+    until(condition, seconds)
 
 
 def test_a_refused_profile_does_not_hold_up_the_others(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,6 +27,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from tests.support import opensearch_node
+from bench.lib.waiting import until
 
 pytestmark = pytest.mark.opensearch
 
@@ -73,10 +74,7 @@ def wait_gone(pid: int, within: float = GONE_WITHIN) -> float:
 
 
 def wait_removed(directory: Path, within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while directory.exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not directory.exists(), f"{directory} is left behind"
+    until(lambda: not directory.exists(), within, every=0.2, what=f"{directory} is left behind")
 
 
 def jvm_of(directory: Path) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from bench.lib.postgres import free_port
 from service.api.app import create_app
 from service.config import Settings
 from service.container import Services, build_services
+from bench.lib.waiting import until
 
 CALLBACK = "http://127.0.0.1:9/callback"  # never fetched: the browser stops at the redirect and reads it
 
@@ -42,10 +42,8 @@ def oauth_server(data_dir: Path, database_url: str, **settings: Any) -> Iterator
                                            log_level="warning", lifespan="on", access_log=False))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.time() + 20
-    while not server.started:
-        assert thread.is_alive() and time.time() < deadline, "server did not start"
-        time.sleep(0.02)
+    until(lambda: server.started or not thread.is_alive(), 20, every=0.02, what="the server starting")
+    assert server.started, "the server thread ended before it started"
     try:
         yield base, services
     finally:

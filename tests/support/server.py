@@ -4,7 +4,6 @@ plain uvicorn) and `serving` (as `memory serve` configures it: service.api.http_
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,6 +14,7 @@ from bench.lib.server import running
 from service.api.app import create_app
 from service.api.http_server import server_config
 from service.container import Services
+from bench.lib.waiting import until
 
 __all__ = ["running", "serving"]
 
@@ -27,10 +27,8 @@ def serving(services: Services, **overrides: object) -> Iterator[int]:
                                           port=port, **overrides))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.time() + 20
-    while not server.started:
-        assert thread.is_alive() and time.time() < deadline
-        time.sleep(0.02)
+    until(lambda: server.started or not thread.is_alive(), 20, every=0.02, what="the server starting")
+    assert server.started, "the server thread ended before it started"
     try:
         yield port
     finally:
