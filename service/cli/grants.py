@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
     def list_grants(profile: str, as_json: JsonOpt = False) -> None:
         """The profile's grants, newest first (revoked ones too)."""
         with failures(as_json):
-            found = _grants().list(profile)
+            found = _grants().listing(profile)
             emit(as_json, {"profile": profile, "grants": [g.to_dict() for g in found]},
                  lambda: console.print("\n".join(_line(g) for g in found) or f"no grants for {profile}",
                                        highlight=False, soft_wrap=True, markup=False))

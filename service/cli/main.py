@@ -97,7 +97,7 @@ def profile_create(name: str, as_json: JsonOpt = False) -> None:
 def profile_list(as_json: JsonOpt = False) -> None:
     """List profiles."""
     with failures(as_json):
-        refs = _profiles().list()
+        refs = _profiles().every()
         data = {"profiles": [{"name": r.name, "created_at": r.created_at.isoformat()} for r in refs]}
         emit(as_json, data, lambda: console.print("\n".join(r.name for r in refs) or "no profiles yet"))
 

@@ -26,7 +26,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on 
 
 
 def _targets(profiles: ProfileService, name: str | None) -> list[str]:
-    return [profiles.get(name).name] if name else [p.name for p in profiles.list()]
+    return [profiles.get(name).name] if name else [p.name for p in profiles.every()]
 
 
 def _vector_tools() -> tuple[Settings, Any, ProfileService, Any, VectorMaintenance]:

@@ -92,7 +92,7 @@ class AsOfService:
     def __init__(self, store: CanonicalStore) -> None:
         self.store = store
 
-    def list(self, profile: ProfileRef, at: datetime, *, status: str | None, kind: str | None, tag: str | None,
+    def page(self, profile: ProfileRef, at: datetime, *, status: str | None, kind: str | None, tag: str | None,
              limit: int, before_id: int | None, recalled: str | None = None, order: str = "newest",
              before_recall: tuple[int, int] | None = None) -> tuple[list[Fact], Position | None]:
         """Up to `limit` facts whose status at `at` was `status` (default active) and whose kind and tags then

@@ -28,6 +28,8 @@ from service.errors import Conflict, InvalidInput, NotFound
 CACHED_GROUPINGS = 16  # profiles x thresholds remembered
 RESOLVE_MAX = 100  # facts retired by one resolve
 
+Grouped = duplicates.Group  # named apart: the service method `duplicates` shadows the module in its class
+
 
 @dataclass(frozen=True)
 class DuplicateGroup:
@@ -150,7 +152,7 @@ class CurationService:
             self.on_changed(profile.id, profile.name)
         return retired
 
-    def _grouping(self, profile: ProfileRef, threshold: float) -> tuple[list[duplicates.Group], int, int]:
+    def _grouping(self, profile: ProfileRef, threshold: float) -> tuple[list[Grouped], int, int]:
         with self.store.read() as uow:
             record = uow.profiles.by_id(profile.id)
             seq = record.fact_seq if record is not None else 0

@@ -111,7 +111,7 @@ class ProfileService:
                                param="profile")
         return _ref(row)
 
-    def list(self) -> list[ProfileRef]:
+    def every(self) -> list[ProfileRef]:
         with self.store.read() as uow:
             return [_ref(r) for r in uow.profiles.all()]
 

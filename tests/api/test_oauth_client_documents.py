@@ -109,7 +109,7 @@ async def test_the_sdk_client_signs_in_with_its_metadata_document(live: Live) ->
     host = f"localhost:{docs.port}"
     assert f'data-testid="client-host">{host}</strong>' in page and f"The app at <strong" in page
     assert "Document client" in page and client_id in page
-    (grant,) = services.grants.list("alpha")
+    (grant,) = services.grants.listing("alpha")
     assert grant.client_id == client_id and grant.client_name == "Document client" and grant.active
     assert grant.redirect_hosts == ["127.0.0.1:9"]
     again = Browser(alpha.token)  # a second sign-in: the document is kept (max-age), not fetched again
@@ -122,7 +122,7 @@ async def test_the_sdk_client_signs_in_with_its_metadata_document(live: Live) ->
     assert tokens.status_code == 200, tokens.text
     revoked = httpx.post(f"{base}/revoke", data={"token": tokens.json()["refresh_token"], "client_id": client_id})
     assert revoked.status_code == 200
-    assert [g.active for g in services.grants.list("alpha")] == [False, True]
+    assert [g.active for g in services.grants.listing("alpha")] == [False, True]
     registered = approved(base, alpha.token, f"{base}/mcp/alpha")  # dynamic registration works beside it
     assert registered.exchange(base).status_code == 200
 
@@ -147,7 +147,7 @@ def test_a_document_that_breaks_the_rules_is_refused_and_not_kept(on_sqlite: Liv
     _refused(_authorize(base, client_id), *words)
     _refused(_authorize(base, client_id), *words)
     assert docs.hits["/client.json"] == 2  # an invalid document is never cached
-    assert services.grants.list("alpha") == []
+    assert services.grants.listing("alpha") == []
 
 
 def test_the_redirect_uri_must_be_one_the_document_lists(on_sqlite: Live) -> None:

@@ -55,7 +55,7 @@ async def test_the_sdk_client_signs_in_calls_tools_and_refreshes(live, mode: str
         again = await call(client, "memory_search", query="Helix")
         assert again["returned_count"] == 1
         assert storage.tokens.refresh_token != first.refresh_token  # rotated
-    (grant,) = services.grants.list("alpha")
+    (grant,) = services.grants.listing("alpha")
     assert grant.active and grant.client_name == "SDK client" and grant.resource == f"{base}/mcp/alpha"
     assert grant.approved_with == alpha.token_id and grant.redirect_hosts == ["127.0.0.1:9"]
     # alpha's token opened alpha only: the same access token on beta is the 401 of a wrong static token.
@@ -115,7 +115,7 @@ async def test_an_outside_client_that_knows_only_the_spec(live) -> None:
     assert revoked.status_code == 200
     for access in (token["access_token"], refreshed["access_token"]):
         assert mcp_post(base, "/mcp/alpha", access, _search("deploys")).status_code == 401
-    assert services.grants.list("alpha")[0].revoke_reason == "revoked by the client (RFC 7009)"
+    assert services.grants.listing("alpha")[0].revoke_reason == "revoked by the client (RFC 7009)"
     assert beta.token not in refused.text
 
 
@@ -148,7 +148,7 @@ async def test_mcp_without_a_profile_takes_oauth_tokens_for_the_profile_the_gran
         assert [f["text"] for f in found["facts"]] == ["Beta has a cat."]
     assert "asks to use <strong data-testid=\"profile\">a profile</strong> — the one whose token or code you enter " \
         "below — of this memory service:" in browser.pages[0].text
-    (grant,) = services.grants.list("beta")
+    (grant,) = services.grants.listing("beta")
     assert grant.resource == f"{base}/mcp"
     root_token = storage.tokens.access_token
     # Audience: a token for /mcp opens /mcp only; a profile's static token does not open /mcp.
@@ -179,7 +179,7 @@ async def test_a_code_used_twice_revokes_its_grant(live) -> None:
     assert "already used" in again.json()["error_description"] and "revoked" in again.json()["error_description"]
     assert mcp_post(base, "/mcp/alpha", first.json()["access_token"]).status_code == 401
     assert grant.refresh(base, first.json()["refresh_token"]).status_code == 400
-    assert services.grants.list("alpha")[0].revoke_reason == "its authorization code was used twice"
+    assert services.grants.listing("alpha")[0].revoke_reason == "its authorization code was used twice"
 
 
 async def test_a_refresh_token_used_twice_revokes_its_grant(live) -> None:
@@ -192,7 +192,7 @@ async def test_a_refresh_token_used_twice_revokes_its_grant(live) -> None:
     assert replayed.status_code == 400 and "already used" in replayed.json()["error_description"]
     assert mcp_post(base, "/mcp/alpha", rotated.json()["access_token"]).status_code == 401
     assert grant.refresh(base, rotated.json()["refresh_token"]).status_code == 400  # the whole grant is gone
-    assert not services.grants.list("alpha")[0].active
+    assert not services.grants.listing("alpha")[0].active
 
 
 async def test_registrations_of_claude_and_chatgpt_are_taken(live) -> None:

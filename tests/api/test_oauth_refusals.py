@@ -54,7 +54,7 @@ def test_a_wrong_token_is_refused_five_times_then_the_request_closes(live) -> No
     browser.credential = alpha.token  # the right token comes too late: the request is over
     over = browser.submit(page, csrf=form_fields(page.text)["csrf"])
     assert over.status_code == 404 and "start the connection again" in over.text
-    assert services.grants.list("alpha") == []
+    assert services.grants.listing("alpha") == []
 
 
 def test_deny_sends_access_denied_back_with_state_and_iss(live) -> None:
@@ -63,7 +63,7 @@ def test_deny_sends_access_denied_back_with_state_and_iss(live) -> None:
     back = callback_params(browser.submit(_page(base, browser, f"{base}/mcp/alpha")).headers["location"])
     assert back == {"error": "access_denied", "error_description": "the profile's owner denied access",
                     "state": "st4te", "iss": base}
-    assert services.grants.list("alpha") == []
+    assert services.grants.listing("alpha") == []
 
 
 def test_the_csrf_token_cookie_and_origin_are_checked(live) -> None:
@@ -96,7 +96,7 @@ def test_the_csrf_token_cookie_and_origin_are_checked(live) -> None:
     cookie(form_fields(page.text)["csrf"])  # even with its own cookie, the first showing's form is stale
     stale = browser.submit(page)
     assert stale.status_code == 400 and "CSRF" in stale.text
-    assert services.grants.list("alpha") == []
+    assert services.grants.listing("alpha") == []
     cookie(form_fields(reloaded.text)["csrf"])
     browser.origin = "null"  # what Chromium sends under Referrer-Policy: no-referrer, with Sec-Fetch-Site below
     done = browser.submit(reloaded)
@@ -109,7 +109,7 @@ def test_a_consent_code_works_once_for_its_profile_within_ten_minutes(live) -> N
     assert code.startswith("mem_gc_")
     grant = approved(base, code, f"{base}/mcp/alpha")
     assert grant.exchange(base).status_code == 200
-    assert services.grants.list("alpha")[0].approved_with is None  # shown as "consent_code"
+    assert services.grants.listing("alpha")[0].approved_with is None  # shown as "consent_code"
     again = Browser(code)
     assert again.submit(_page(base, again, f"{base}/mcp/alpha")).status_code == 403  # used
     beta_code = Browser(services.grants.consent_code("beta").code)
@@ -264,7 +264,7 @@ def test_revoking_the_static_token_revokes_the_grants_it_approved(live) -> None:
     assert info.grants_revoked == 1
     assert mcp_post(base, "/mcp/alpha", by_token["access_token"]).status_code == 401
     assert mcp_post(base, "/mcp/alpha", by_code["access_token"]).status_code == 200  # not approved with that token
-    reasons = {g.approved_with: g.revoke_reason for g in services.grants.list("alpha")}
+    reasons = {g.approved_with: g.revoke_reason for g in services.grants.listing("alpha")}
     assert reasons == {alpha.token_id: f"the token {alpha.token_id} that approved it was revoked", None: None}
 
 
@@ -341,7 +341,7 @@ def test_hostile_forms_and_bodies_are_refused_cleanly(live) -> None:
     assert big.status_code == 413
     assert httpx.post(f"{base}/token", data={"grant_type": "password"}).status_code in (400, 401)
     assert httpx.get(f"{base}/authorize", params={"client_id": "x" * 5000}).status_code == 400
-    assert services.grants.list("alpha") == []
+    assert services.grants.listing("alpha") == []
     _, tokens = tokens_for(base, alpha.token, "alpha")  # the MCP endpoint's body checks, with an OAuth token
     headers = {"Authorization": f"Bearer {tokens['access_token']}", "Content-Type": "application/json",
                "Accept": "application/json, text/event-stream"}

@@ -76,7 +76,7 @@ def test_a_profile_created_meanwhile_is_a_conflict(services: Services, monkeypat
     with pytest.raises(Conflict, match="already exists"):
         services.profiles.create("alpha")
     monkeypatch.undo()
-    assert [p.name for p in services.profiles.list()] == ["alpha"]
+    assert [p.name for p in services.profiles.every()] == ["alpha"]
     assert isinstance(services.store, SqlStore)
 
 

@@ -47,4 +47,4 @@ def test_apps_lists_grants_and_revokes_one(live, page_factory: Callable[..., Pag
     assert page.get_by_test_id("revoke-grant").count() == 1
     assert mcp_post(base, "/mcp/alpha", gone["access_token"]).status_code == 401  # approved with the code: newest
     assert mcp_post(base, "/mcp/alpha", kept["access_token"]).status_code == 200
-    assert [g.active for g in services.grants.list("alpha")] == [False, True]
+    assert [g.active for g in services.grants.listing("alpha")] == [False, True]

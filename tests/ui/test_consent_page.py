@@ -68,7 +68,7 @@ def test_the_consent_page_approves_without_javascript(live, page_factory: Callab
     assert back["state"] == "s1" and back["iss"] == base and back["code"].startswith("mem_oac_")
     answer = Grant(client, back["code"], verifier, f"{base}/mcp/alpha").exchange(base)
     assert answer.status_code == 200 and answer.json()["access_token"].startswith("mem_oat_")
-    (grant,) = services.grants.list("alpha")
+    (grant,) = services.grants.listing("alpha")
     assert grant.client_name == "Claude <script>alert(1)</script>"
 
 

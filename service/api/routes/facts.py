@@ -121,18 +121,19 @@ def list_facts(
         raise InvalidInput("since/until select facts by when they last changed, which as_of views do not "
                            "show: leave out as_of or the window", param="since" if since is not None else "until")
     before = _decode_cursor(cursor) if cursor else None
-    start = {"before_id": before if isinstance(before, int) else None,
-             "before_recall": before if isinstance(before, tuple) else None}
+    before_id = before if isinstance(before, int) else None
+    before_recall = before if isinstance(before, tuple) else None
     if recalled == "never" and status is None:
         status = FactStatus.ACTIVE.value  # what nothing finds: among the facts a search could return
     if as_of is not None:
         at = as_of_rules.parse(as_of)
-        facts, after = svc.as_of.list(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
-                                      recalled=recalled, order=order, **start)
+        facts, after = svc.as_of.page(profile, at, status=status, kind=kind, tag=tag_value, limit=limit,
+                                      recalled=recalled, order=order, before_id=before_id,
+                                      before_recall=before_recall)
         return FactsBody(profile=profile.name, as_of=isoformat(at), facts=svc.curation.reviewed(profile, facts),
                          next_cursor=_cursor(after))
     page, position = svc.facts.page(profile, status=status, kind=kind, tag=tag_value, limit=limit, recalled=recalled,
-                                    order=order, window=scope, **start)
+                                    order=order, window=scope, before_id=before_id, before_recall=before_recall)
     return FactsBody(profile=profile.name, facts=svc.curation.reviewed(profile, page), next_cursor=_cursor(position))
 
 

@@ -22,7 +22,7 @@ NOT_FOUND = {404: {"description": "No such grant in this profile.",
 @router.get("/api/{profile}/grants", response_model_exclude_unset=True, responses=authenticated())
 def list_grants(profile: ProfileDep, svc: ServicesDep) -> GrantsBody:
     """The profile's grants to hosted MCP clients, newest first, revoked ones included."""
-    return GrantsBody(profile=profile.name, grants=svc.grants.list(profile.name))
+    return GrantsBody(profile=profile.name, grants=svc.grants.listing(profile.name))
 
 
 @router.get("/api/{profile}/grants/{grant_id}", response_model_exclude_unset=True,

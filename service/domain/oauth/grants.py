@@ -90,13 +90,13 @@ class GrantService:
             raise NotFound(f"no profile named {name!r} (list them with: memory profile list)", param="profile")
         return row.id
 
-    def list(self, profile: str) -> list[GrantInfo]:
+    def listing(self, profile: str) -> list[GrantInfo]:
         """The profile's grants, newest first, revoked ones included."""
         with self.store.read() as uow:
             return [_info(listing, profile) for listing in uow.oauth.grants_of(self._profile_id(uow, profile))]
 
     def get(self, profile: str, grant_id: str) -> GrantInfo:
-        for info in self.list(profile):
+        for info in self.listing(profile):
             if info.grant_id == grant_id:
                 return info
         raise NotFound(f"no grant {grant_id!r} in profile {profile!r} (list them with: memory grant list "
