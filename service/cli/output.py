@@ -122,7 +122,7 @@ def run_with_json_usage_errors(app: typer.Typer) -> NoReturn:
     sys.exit(returned if isinstance(returned, int) else 0)  # an Exit's code (typer.Exit(code=1) after _fail)
 
 
-def _click_class(name: str) -> type[Exception]:
+def _click_class(name: str) -> Any:  # a click exception class: read for format_message and exit_code
     """click's exception class of that name, from typer's own click (vendored as a private module since typer
     0.2x, the click package before): both are bases of the public typer.BadParameter."""
     return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)

@@ -113,7 +113,7 @@ class QueryLog:
     def sourced_summary(self, profile: ProfileRef, days: int) -> Sourced:
         """The summary from the search backend's mirror when it has one (MEMORY_SEARCH=opensearch), else
         from the canonical store."""
-        return sourced(self.mirror and self.mirror.query_summary, profile, days, self.summary)
+        return sourced(self.mirror.query_summary if self.mirror else None, profile, days, self.summary)
 
     def summary(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

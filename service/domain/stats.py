@@ -21,7 +21,7 @@ class StoreStats:
     def sourced_stats(self, profile: ProfileRef, days: int) -> Sourced:
         """The stats from the search backend's mirror when it has one (MEMORY_SEARCH=opensearch), else from
         the canonical store."""
-        return sourced(self.mirror and self.mirror.store_stats, profile, days, self.stats)
+        return sourced(self.mirror.store_stats if self.mirror else None, profile, days, self.stats)
 
     def stats(self, profile: ProfileRef, days: int = DAYS_DEFAULT) -> dict[str, Any]:
         days = validation.bounded_int(days, low=1, high=DAYS_MAX, param="days")

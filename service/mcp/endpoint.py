@@ -93,8 +93,8 @@ class MCPEndpoint:
         path = scope.get("path", "/mcp")
         headers = Headers(scope=scope)
         if not self.hosts.allows_scope(scope):
-            refusal = error_response(path, 421, "host_not_allowed", HostPolicy.refusal(headers.get("host", "")))
-            await refusal(scope, receive, send)
+            await error_response(path, 421, "host_not_allowed", HostPolicy.refusal(headers.get("host", "")))(
+                scope, receive, send)
             return
         origin = headers.get("origin", "")
         if not self.origins.allows(origin):
