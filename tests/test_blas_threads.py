@@ -36,8 +36,10 @@ def test_blas_threads_sleep_after_a_matrix_product() -> None:
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS runs one thread on one core: nothing spins")
 def test_with_openblas_default_they_spin() -> None:
-    """The control: OpenBLAS's own default (2^28 cycles) spins, so the test above can fail."""
-    assert idle_cpu_seconds(OPENBLAS_THREAD_TIMEOUT="28") > 0.05
+    """The control: OpenBLAS's own default (2^28 cycles) spins, so the test above can fail. The best of three
+    runs, above twice the bound above: a spinning thread gets less of a core while other tests run beside it
+    (two xdist workers on two cores), never none."""
+    assert max(idle_cpu_seconds(OPENBLAS_THREAD_TIMEOUT="28") for _ in range(3)) > 0.04
 
 
 def test_an_operators_own_value_is_kept() -> None:
