@@ -11,7 +11,7 @@ only build_embedder) before the web stack and the database layer are imported.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from service.domain.oauth.policy import Resources
     from service.domain.oauth.tokens import TokenService
     from service.domain.ports import Embedder, SearchBackend
-    from service.domain.ports.canonical import CanonicalStore
+    from service.domain.ports.canonical import CanonicalStore, Committed
     from service.domain.profiles import ProfileService
     from service.domain.querylog import QueryLog
     from service.domain.ranking.weights import Weights
@@ -259,6 +259,21 @@ def build_curation(settings: Settings, store: CanonicalStore) -> CurationService
                            threshold=settings.similar_threshold)
 
 
+def index_follows(backend: SearchBackend) -> Callable[[Committed], None]:
+    """The store's after-commit hook for a serving process: memory_write's fact handed to the backend's index at
+    once (only a shortcut: a failure is logged, and the next sync reads the fact from the store), then the
+    backend told that the profile changed (the mirror delivers its outbox)."""
+    def committed(change: Committed) -> None:
+        if change.written is not None and change.model is not None:
+            try:
+                backend.written(change.profile_id, change.written, change.model)
+            except Exception:
+                log.exception("could not hand the written fact to the search index")
+        backend.changed(change.profile_id, change.profile)
+
+    return committed
+
+
 def build_services(settings: Settings, *, embedder: Embedder | None = None, ranking: Weights | None = None) -> Services:
     """`ranking`: the second ranking stage's weights (default: the shipped ones, read now -- a file that does not
     fit the code stops the start, naming it)."""
@@ -278,6 +293,7 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, rank
     gate = EmbedGate(embedder)
     backend = build_backend(settings, db, embedder, gate)
     store = build_store(settings, db)
+    store.after_commit(index_follows(backend))  # every committed change of facts reaches the search backend
     capabilities = backend.capabilities  # read once, here: each part goes to the service that uses it
     query_log = QueryLog(store, capabilities.aggregates)
     profiles, grants, oauth = build_profiles(settings, store)
@@ -295,8 +311,7 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, rank
         stats=StoreStats(store, capabilities.aggregates),
         gaps=GapReport(SqlMissReader(db), embedder, gate, mirrored=capabilities.mirrored),
         as_of=AsOfService(store),
-        curation=CurationService(store, model_id=embedder.model_id, threshold=settings.similar_threshold,
-                                 on_changed=backend.changed),
+        curation=CurationService(store, model_id=embedder.model_id, threshold=settings.similar_threshold),
         grants=grants,
         oauth=oauth,
     )

@@ -246,7 +246,7 @@ def test_every_service_import_names_a_module_or_a_name_in_one() -> None:
 
 def test_only_the_stores_change_owner_records_changes() -> None:
     """Issue 29: a change's number and its outbox row are written by service/store/changes.py alone; the domain
-    says what changed (`uow.changes`) and never sets a change number itself."""
+    never sets a change number itself."""
     owner = ROOT / "service" / "store" / "changes.py"
     outbox_insert = re.compile(r"(?<!class )OutboxRow\(|insert\(\s*OutboxRow|OutboxRow\.__table__")
     sequence_bump = re.compile(r"fact_seq\s*\+\s*1")
@@ -260,6 +260,31 @@ def test_only_the_stores_change_owner_records_changes() -> None:
         if module_name(path).startswith("service.domain") and re.search(r"change_seq\s*=", text):
             wrong.append(f"{path.relative_to(ROOT)} sets a change number")
     assert not wrong, "changes recorded outside service/store/changes.py:\n  " + "\n  ".join(wrong)
+
+
+def test_the_domain_never_says_what_changed() -> None:
+    """Issue 56: the store owns "a fact changed" (ports.canonical, `changing`; changes.Tracked): no domain module
+    records a change, tells the search backend after a commit, or sets a fact's status outside the transitions
+    of service/domain/lifecycle.py."""
+    telling = re.compile(r"\.changes\.|\.changed\(|\.written\(|on_changed")
+    lifecycle = ROOT / "service" / "domain" / "lifecycle.py"
+    wrong = []
+    for path in sources("service"):
+        if not module_name(path).startswith("service.domain") or "ports" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            if telling.search(line.split("#", 1)[0]):
+                wrong.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+        if path == lifecycle:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                for item in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                    if isinstance(item, ast.Attribute) and item.attr in ("status", "retired_at", "superseded_by"):
+                        wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: sets .{item.attr}")
+    assert not wrong, "the domain records a change itself:\n  " + "\n  ".join(wrong)
 
 
 def test_fact_statuses_are_declared_once() -> None:

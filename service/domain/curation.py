@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.clock import utcnow
-from service.domain import duplicates, validation
+from service.domain import duplicates, lifecycle, validation
 from service.domain.models import Fact, FactStatus, ReviewedFact
 from service.domain.ports.canonical import CanonicalStore, Facts
 from service.domain.ports.records import FactRecord, to_fact
@@ -82,10 +82,8 @@ def next_position(facts: Facts, profile_id: int, order: str, last: FactRecord) -
 
 
 class CurationService:
-    def __init__(self, store: CanonicalStore, *, model_id: str, threshold: float,
-                 on_changed: Callable[[int, str], None] | None = None) -> None:
+    def __init__(self, store: CanonicalStore, *, model_id: str, threshold: float) -> None:
         self.store = store
-        self.on_changed = on_changed  # the search backend's `changed` when serving (the CLI's process has none)
         self.model_id = model_id
         self.threshold = threshold
         self._groupings: OrderedDict[tuple[int, int, float], tuple[list[duplicates.Group], int, int]] = OrderedDict()
@@ -131,8 +129,7 @@ class CurationService:
         if len(set(others)) != len(others):
             raise InvalidInput("a fact is named twice in --retire", param="retire")
         now = utcnow()
-        with self.store.unit_of_work() as uow:
-            uow.changes.begin(profile.id)
+        with self.store.changing(profile.id) as uow:
             rows = []
             for uid in [keep, *others]:
                 row = uow.facts.get(profile.id, uid, for_update=True)
@@ -144,13 +141,8 @@ class CurationService:
                     raise Conflict(f"fact {uid} is {row.status}, not active: nothing to resolve", param="uid")
                 rows.append(row)
             for row in rows[1:]:
-                row.status, row.retired_at, row.retired_day = FactStatus.RETIRED, now, now.date()
-                row.retire_reason, row.updated_at = retire_reason(keep), now
-            uow.changes.facts(*rows[1:])
-            retired = [to_fact(row) for row in rows[1:]]
-        if self.on_changed is not None:
-            self.on_changed(profile.id, profile.name)
-        return retired
+                lifecycle.retire(row, now, retire_reason(keep))
+            return [to_fact(row) for row in rows[1:]]
 
     def _grouping(self, profile: ProfileRef, threshold: float) -> tuple[list[Grouped], int, int]:
         with self.store.read() as uow:

@@ -23,7 +23,7 @@ from service.domain.window import ANY, Window
 from service import ids
 from service.contract import RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX
 from service.clock import utcnow
-from service.domain import validation
+from service.domain import lifecycle, validation
 from service.domain.curation import Position, next_position, page_position
 from service.domain.late import Embedding
 from service.domain.models import Fact, FactStatus, Revision, UpdateResult, WriteResult, embedding_text
@@ -32,7 +32,6 @@ from service.domain.hits import facts_of
 from service.domain.ports import Embedder, SearchBackend
 from service.domain.ports.canonical import CanonicalStore, Facts, UnitOfWork
 from service.domain.ports.records import FactRecord, to_fact, to_revision
-from service.domain.ports.sources import ChangedFact
 from service.domain.profiles import ProfileRef
 from service.domain.redaction import record_dict
 from service.errors import Conflict, EmbeddingUnavailable, NotFound
@@ -78,13 +77,11 @@ class FactService:
         clean_tags = validation.tags(tags)
         vector = self._embed(title, text)
         now = utcnow()
-        fact, indexed = self.store.add_fact({
+        fact = self.store.add_fact({
             "profile_id": profile.id, "uid": ids.new_fact_uid(), "title": title, "text": text, "kind": kind,
             "tags": clean_tags, "status": FactStatus.ACTIVE.value, "created_at": now, "updated_at": now,
             "created_day": now.date(),
-        }, vector, self.embedder.model_id)
-        self._indexed(profile, indexed)
-        self.search.changed(profile.id, profile.name)
+        }, vector, self.embedder.model_id)  # the search index hears it from the store (after_commit)
         similar = self._similar(profile, fact.uid)
         return WriteResult(fact=fact, similar=similar)
 
@@ -114,8 +111,7 @@ class FactService:
                 vector, embedded_for = self._embed(*final), final
 
         now = utcnow()
-        with self.store.unit_of_work() as uow:
-            uow.changes.begin(profile.id)
+        with self.store.changing(profile.id) as uow:
             row = self._mutable_row(uow.facts, profile, uid, action="update")
             if row.status == FactStatus.RETIRED:
                 raise Conflict(
@@ -134,8 +130,7 @@ class FactService:
                     kind=final_kind, tags=final_tags, status=FactStatus.ACTIVE, created_at=now, updated_at=now,
                     created_day=now.date(), supersedes=row.uid,
                 )
-                row.status, row.superseded_by, row.updated_at = FactStatus.SUPERSEDED, successor.uid, now
-                uow.changes.facts(row, successor)
+                lifecycle.supersede(row, successor.uid, now)
                 self._store_vector(uow, successor, vec, now)
                 result = UpdateResult(fact=to_fact(successor), superseded_uid=row.uid, changed=True)
             elif (final_title, final_kind, final_tags) != (row.title, row.kind, list(row.tags)):
@@ -145,30 +140,23 @@ class FactService:
                     title=row.title, kind=row.kind, tags=list(row.tags), valid_from=row.updated_at, valid_to=now,
                 )
                 title_changed = final_title != row.title
-                row.title, row.kind, row.tags, row.updated_at = final_title, final_kind, final_tags, now
-                uow.changes.facts(row)
+                lifecycle.amend(row, title=final_title, kind=final_kind, tags=final_tags, now=now)
                 if title_changed:
                     self._store_vector(uow, row, vec, now)
                 result = UpdateResult(fact=to_fact(row), superseded_uid=None, changed=True)
             else:
                 return UpdateResult(fact=to_fact(row), superseded_uid=None, changed=False)
-        self.search.changed(profile.id, profile.name)
         return result
 
     def forget(self, profile: ProfileRef, uid: str, *, reason: str | None = None) -> Fact:
         uid, reason = validation.uid(uid), validation.reason(reason)
         now = utcnow()
-        with self.store.unit_of_work() as uow:
-            uow.changes.begin(profile.id)
+        with self.store.changing(profile.id) as uow:
             row = self._mutable_row(uow.facts, profile, uid, action="forget")
             if row.status == FactStatus.RETIRED:
                 return to_fact(row)
-            row.status, row.retired_at, row.retired_day, row.retire_reason = FactStatus.RETIRED, now, now.date(), reason
-            row.updated_at = now
-            uow.changes.facts(row)
-            fact = to_fact(row)
-        self.search.changed(profile.id, profile.name)
-        return fact
+            lifecycle.retire(row, now, reason)
+            return to_fact(row)
 
     # --- queries ----------------------------------------------------------------------------------
 
@@ -276,12 +264,6 @@ class FactService:
         if vector is not None:
             uow.vectors.put(row, self.embedder.model_id, vector, now)
 
-    def _indexed(self, profile: ProfileRef, indexed: ChangedFact) -> None:
-        """The committed fact handed to the search backend, which `similar` is about to ask about it."""
-        try:
-            self.search.written(profile.id, indexed, self.embedder.model_id)
-        except Exception:  # only a shortcut (the next sync reads the fact from the store); the write is committed
-            log.exception("could not hand the written fact to the search index")
 
     def _similar(self, profile: ProfileRef, uid: str) -> list[Fact]:
         try:

@@ -100,8 +100,7 @@ def import_profile(store: CanonicalStore, profile: ProfileRef, document: dict[st
     search mirror like any new row (the store's outbox)."""
     imported = skipped = 0
     now = clock.utcnow()
-    with store.unit_of_work() as uow:
-        uow.changes.begin(profile.id)
+    with store.changing(profile.id) as uow:
         check_document(uow, profile.id, document)  # every problem at once, before anything is written
         plan = plan_uids(uow, profile.id, [validation.uid(str(item.get("uid", ""))) for item in document["facts"]])
         for item in document["facts"]:
@@ -137,7 +136,6 @@ def _import_fact(uow: UnitOfWork, profile: ProfileRef, item: dict[str, Any], uid
         redacted_at=_ts(redaction["redacted_at"], "redaction.redacted_at") if redaction else None,
         copied_from=copied_from,
     )
-    uow.changes.facts(row)
     assert row.id is not None
     if redaction:
         uow.redactions.new(**_redaction_fields(row, redaction))
@@ -201,9 +199,8 @@ def _import_queries(uow: UnitOfWork, profile: ProfileRef, items: list[Any], plan
         once_known = item.get("inactive_uids") or []
         if not isinstance(once_known, list) or not all(isinstance(u, str) for u in once_known):
             raise InvalidInput(f"query-log row {wanted}: inactive_uids must be a list of uids")
-        query_id = uow.query_log.insert(row, plan.results(results), plan.uids(once_known))
+        uow.query_log.insert(row, plan.results(results), plan.uids(once_known))
         renumbered += existing is not None
-        uow.changes.query_logged(profile.id, query_id)
         imported += 1
     uow.query_log.kept_ids()
     return {"queries_imported": imported, "queries_skipped": skipped, "queries_renumbered": renumbered}

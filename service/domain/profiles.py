@@ -98,7 +98,6 @@ class ProfileService:
             rename_id = uow.profiles.rename(row.id, old, new, utcnow())
             if rename_id is None:  # created concurrently by another process
                 raise Conflict(f"profile {new!r} already exists: pick another name", param="profile")
-            uow.changes.profile_renamed(row.id, rename_id)
             tokens = sum(1 for t in uow.tokens.of(row.id) if t.revoked_at is None)
             return Renamed(ProfileRef(id=row.id, name=new, created_at=row.created_at), old, tokens)
 

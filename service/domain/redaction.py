@@ -29,9 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from service import clock, contract
-from service.domain import validation
+from service.domain import lifecycle, validation
 from service.domain.models import FactStatus
-from service.domain.ports import SearchBackend
 from service.domain.ports.canonical import CanonicalStore, UnitOfWork
 from service.domain.ports.records import FactRecord, RedactionRecord
 from service.errors import InvalidInput, NotFound
@@ -177,9 +176,8 @@ class RedactionResult:
 
 
 class RedactionService:
-    def __init__(self, store: CanonicalStore, backend: SearchBackend | None = None) -> None:
+    def __init__(self, store: CanonicalStore) -> None:
         self.store = store
-        self.backend = backend
 
     def redact(self, uid: str, *, reason: str, operator: str, also: list[str] | None = None,
                dry_run: bool = False) -> RedactionResult:
@@ -198,16 +196,13 @@ class RedactionService:
                 planned.notes.extend(self.store.purge_old_pages())
             return planned
         now = clock.utcnow()
-        with self.store.unit_of_work() as uow:
-            uow.changes.begin(profile_id)
+        with self.store.changing(profile_id) as uow:
             row = uow.facts.any_profile(uid, for_update=True)
             assert row is not None and row.id is not None
             if row.redacted_at is not None:  # redacted before (or meanwhile): the new --match strings only
                 result = self._extend(uow, row, extra)
             else:
                 result = self._apply(uow, row, now, reason=reason, operator=operator, also=extra)
-        if self.backend is not None and result.changed:
-            self.backend.changed(profile_id, result.profile)
         result.notes.extend(self.store.purge_old_pages())
         return result
 
@@ -264,10 +259,8 @@ class RedactionService:
         if row.retire_reason and contains_any(row.retire_reason, wanted):
             row.retire_reason = MARKER
         if was_active:  # retired as memory_forget would: the counts move exactly as for a forget
-            row.status, row.retired_at, row.retired_day = FactStatus.RETIRED, now, now.date()
-            row.retire_reason, row.updated_at = f"redacted: {reason}"[: contract.REASON_MAX], now
+            lifecycle.retire(row, now, f"redacted: {reason}"[: contract.REASON_MAX])
         row.title, row.text, row.redacted_at = MARKER, MARKER, now
-        uow.changes.facts(row)
         dropped = uow.vectors.drop(row.id)
 
         texts = list(uow.query_log.texts(row.profile_id))
@@ -290,7 +283,6 @@ class RedactionService:
         if row.retire_reason and row.retire_reason != MARKER and contains_any(row.retire_reason, wanted) \
                 and not row.retire_reason.startswith("redacted: "):
             row.retire_reason = MARKER
-            uow.changes.facts(row)
         texts = list(uow.query_log.texts(row.profile_id))
         matching = self._redact_queries(uow, record, texts, wanted)
         record.queries += len(matching)
@@ -314,9 +306,7 @@ class RedactionService:
         for qrow in sorted(uow.query_log.by_ids(matching), key=lambda r: r.id or 0):
             marker = markers.setdefault(qrow.query, query_marker(record.id, first + len(markers)))
             qrow.query = marker
-            uow.query_log.save(qrow)
-            assert qrow.id is not None
-            uow.changes.query_logged(qrow.profile_id, qrow.id)
+            uow.query_log.save(qrow)  # queued for the mirror by the store, as every rewritten row
         return matching
 
     @staticmethod

@@ -5,9 +5,10 @@
 - records the transactional outbox row the OpenSearch mirror delivers from -- inside the transaction that
   makes the change, so the mirror can never miss a committed change (it may only lag).
 
-The domain says what changed through the unit of work's `changes` member (SqlChanges); the store's own
-Core paths (memory_write's transaction, a search's query-log row, vectors stored later) call the functions
-below. No other module writes outbox rows or advances the sequence (tests/test_layout.py).
+The domain never says what changed: a unit of work that may change a profile's facts
+(`SqlStore.changing(profile)`) takes the lock and the number on entry, and `Tracked` finds every fact row it
+writes at flush time and records it at commit; the store's own Core paths (memory_write's transaction, a
+search's query-log row, an imported one, a rename) call the functions below. No other module writes outbox rows or advances the sequence (tests/test_layout.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sqlmodel import Session
 
 from service.clock import utcnow
 from service.store import repository as repo
-from service.store.tables import OutboxRow, Profile
+from service.store.tables import FactRow, OutboxRow, Profile, QueryLogRow
 
 RENAME = "rename"  # entity of a profile's rename: entity_id is the profile_renames row naming the old name
 
@@ -27,7 +28,7 @@ _NEXT_CHANGE = (
     sa.update(Profile.__table__)  # type: ignore[attr-defined]
     .where(Profile.__table__.c.id == sa.bindparam("locked_profile"))  # type: ignore[attr-defined]
     .values(fact_seq=Profile.__table__.c.fact_seq + 1)  # type: ignore[attr-defined]
-    .returning(Profile.__table__.c.fact_seq)  # type: ignore[attr-defined]
+    .returning(Profile.__table__.c.fact_seq, Profile.__table__.c.name)  # type: ignore[attr-defined]
 )
 _INSERT_OUTBOX = sa.insert(OutboxRow.__table__)  # type: ignore[attr-defined]
 
@@ -39,10 +40,11 @@ class Outbox:
         self.enabled = enabled
 
 
-def next_change(conn: sa.Connection | Session, profile_id: int) -> int:
+def lock_profile(conn: sa.Connection | Session, profile_id: int) -> tuple[int, str]:
     """Take the profile's write lock (a row lock on PostgreSQL; SQLite's writer lock) and its next change
-    number."""
-    return int(conn.execute(_NEXT_CHANGE, {"locked_profile": profile_id}).scalar_one())
+    number; returns (that number, the profile's name)."""
+    seq, name = conn.execute(_NEXT_CHANGE, {"locked_profile": profile_id}).one()
+    return int(seq), str(name)
 
 
 def record(conn: sa.Connection | Session, outbox: Outbox, profile_id: int, entity: str, entity_id: int) -> None:
@@ -53,34 +55,55 @@ def record(conn: sa.Connection | Session, outbox: Outbox, profile_id: int, entit
                                       "created_at": utcnow()})
 
 
-class SqlChanges:
-    """The unit of work's `changes` member (the Changes port of service.domain.ports.canonical)."""
+class Tracked:
+    """What one unit of work changed, found by the store itself: every fact row the session writes (new or
+    modified) and every query-log row it rewrites, caught at each flush (SQLAlchemy's before_flush event), so a
+    row the domain mutates is recorded whether or not anyone says so.
 
-    __slots__ = ("session", "outbox", "numbers")
+    Inside `SqlStore.changing(profile)` fact rows of that profile are stamped with the unit's change number as
+    they are flushed; `finish()` then keeps their tags in step and queues them, with the rewritten query-log
+    rows, for the mirror (the outbox), in the same transaction. A fact row written in any other unit of work, or
+    of another profile, is refused at its flush (ChangeOutsideProfile): no fact change goes unnumbered."""
 
-    def __init__(self, session: Session, outbox: Outbox) -> None:
-        self.session, self.outbox = session, outbox
-        self.numbers: dict[int, int] = {}  # profile id -> this transaction's change number
+    __slots__ = ("session", "outbox", "profile_id", "number", "profile_name", "facts", "queries")
 
-    def begin(self, profile_id: int) -> int:
-        number = self.numbers.get(profile_id)
-        if number is None:
-            number = self.numbers[profile_id] = next_change(self.session, profile_id)
-        return number
+    def __init__(self, session: Session, outbox: Outbox, profile_id: int | None = None) -> None:
+        self.session, self.outbox, self.profile_id = session, outbox, profile_id
+        self.number, self.profile_name = lock_profile(session, profile_id) if profile_id is not None else (0, "")
+        self.facts: dict[int, FactRow] = {}  # id(row) -> row, in the order first flushed
+        self.queries: dict[int, int] = {}  # rewritten query-log rows: id -> profile id
+        sa.event.listen(session, "before_flush", self._before_flush)
 
-    def facts(self, *rows: Any) -> None:
-        for row in rows:
-            row.change_seq = self.begin(row.profile_id)
-            self.session.add(row)
+    def _before_flush(self, session: Session, _context: Any, _instances: Any) -> None:
+        dirty = session.dirty
+        for row in (*session.new, *dirty):
+            if isinstance(row, FactRow):
+                if row in dirty and not session.is_modified(row):
+                    continue
+                if self.profile_id is None or row.profile_id != self.profile_id:
+                    raise ChangeOutsideProfile(
+                        f"fact {row.uid} of profile {row.profile_id} written outside store.changing() of its "
+                        f"profile (this unit of work: {'no profile' if self.profile_id is None else self.profile_id})")
+                row.change_seq = self.number
+                self.facts.setdefault(id(row), row)
+            elif isinstance(row, QueryLogRow) and row in dirty and row.id is not None:
+                self.queries[row.id] = row.profile_id
+
+    @property
+    def changed(self) -> bool:
+        """Something a search backend follows changed: a fact, or a query-log row (redacted)."""
+        return bool(self.facts or self.queries)
+
+    def finish(self) -> None:
+        """Before the commit: the last flush, then each changed fact's tags and the mirror's outbox rows."""
         self.session.flush()
-        for row in rows:
-            repo.sync_fact_tags(self.session, row)
+        for row in self.facts.values():
             assert row.id is not None
+            repo.sync_fact_tags(self.session, row)
             record(self.session, self.outbox, row.profile_id, "fact", row.id)
+        for query_id, profile_id in sorted(self.queries.items()):
+            record(self.session, self.outbox, profile_id, "query", query_id)
 
-    def query_logged(self, profile_id: int, query_id: int) -> None:
-        record(self.session, self.outbox, profile_id, "query", query_id)
 
-    def profile_renamed(self, profile_id: int, rename_id: int) -> None:
-        record(self.session, self.outbox, profile_id, RENAME, rename_id)
-
+class ChangeOutsideProfile(RuntimeError):
+    """A fact row written where its change cannot be recorded: a programming error, never the caller's."""

@@ -15,6 +15,7 @@ from sqlmodel import Session, col, select
 from service.domain.window import ANY, Window
 from service.domain.late import Embedding
 from service.store import aggregates as agg
+from service.store import changes
 from service.store import history
 from service.store import recalls
 from service.store import redactions
@@ -39,6 +40,12 @@ class _Member:
 
 
 class SqlProfiles(_Member):
+    __slots__ = ("outbox",)
+
+    def __init__(self, session: Session, outbox: changes.Outbox) -> None:
+        super().__init__(session)
+        self.outbox = outbox
+
     def by_name(self, name: str) -> Profile | None:
         return repo.profile_by_name(self.session, name)
 
@@ -67,6 +74,8 @@ class SqlProfiles(_Member):
             self.session.flush()
         except sa.exc.IntegrityError:  # the new name was taken meanwhile by another process
             return None
+        assert record.id is not None
+        changes.record(self.session, self.outbox, profile_id, changes.RENAME, record.id)  # the mirror moves it
         return record.id
 
 
@@ -89,7 +98,7 @@ class SqlTokens(_Member):
 class SqlFacts(_Member):
     def new(self, **fields: Any) -> FactRow:
         row = FactRow(**fields)
-        self.session.add(row)
+        self._save(row)  # its id is set; numbered and queued for the mirror by the unit of work (changes.Tracked)
         return row
 
     def get(self, profile_id: int, uid: str, *, for_update: bool = False) -> FactRow | None:
@@ -179,8 +188,16 @@ class SqlRedactions(_Member):
 
 
 class SqlQueryLog(_Member):
+    __slots__ = ("outbox",)
+
+    def __init__(self, session: Session, outbox: changes.Outbox) -> None:
+        super().__init__(session)
+        self.outbox = outbox
+
     def insert(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
-        return repo.insert_query_log(self.session, row, results, inactive_uids)
+        query_id = repo.insert_query_log(self.session, row, results, inactive_uids)
+        changes.record(self.session, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]
+        return query_id
 
     def save(self, row: QueryLogRow) -> None:
         self._save(row)

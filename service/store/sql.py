@@ -9,6 +9,7 @@ unit of work costs one small object besides the session it already needed.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -19,6 +20,7 @@ from sqlmodel import Session
 from service.contract import FactStatus
 from service.domain.late import Embedding
 from service.domain.models import Fact
+from service.domain.ports.canonical import Committed
 from service.domain.ports.oauth import AccessRecord
 from service.domain.ports.records import CredentialRecord
 from service.domain.ports.sources import ChangedFact
@@ -28,7 +30,9 @@ from service.store import repository as repo
 from service.store import vectors as stored_vectors
 from service.store.engine import Database
 from service.store import changes
-from service.store.changes import Outbox, SqlChanges
+from service.store.changes import Outbox
+
+log = logging.getLogger(__name__)
 
 
 class _member:
@@ -49,17 +53,18 @@ class _member:
 
 
 class SqlUnitOfWork:
-    profiles: members.SqlProfiles = _member(lambda u: members.SqlProfiles(u.session))  # type: ignore[assignment]
+    profiles: members.SqlProfiles = _member(  # type: ignore[assignment]
+        lambda u: members.SqlProfiles(u.session, u.mirror_outbox))
     tokens: members.SqlTokens = _member(lambda u: members.SqlTokens(u.session))  # type: ignore[assignment]
     facts: members.SqlFacts = _member(lambda u: members.SqlFacts(u.session))  # type: ignore[assignment]
     revisions: members.SqlRevisions = _member(lambda u: members.SqlRevisions(u.session))  # type: ignore[assignment]
     redactions: members.SqlRedactions = _member(  # type: ignore[assignment]
         lambda u: members.SqlRedactions(u.session))
-    query_log: members.SqlQueryLog = _member(lambda u: members.SqlQueryLog(u.session))  # type: ignore[assignment]
+    query_log: members.SqlQueryLog = _member(  # type: ignore[assignment]
+        lambda u: members.SqlQueryLog(u.session, u.mirror_outbox))
     aggregates: members.SqlAggregates = _member(  # type: ignore[assignment]
         lambda u: members.SqlAggregates(u.session))
     vectors: members.SqlVectors = _member(lambda u: members.SqlVectors(u.session))  # type: ignore[assignment]
-    changes: SqlChanges = _member(lambda u: SqlChanges(u.session, u.mirror_outbox))  # type: ignore[assignment]
     oauth: oauth_rows.SqlOAuthRows = _member(lambda u: oauth_rows.SqlOAuthRows(u.session))  # type: ignore[assignment]
 
     def __init__(self, session: Session, outbox: Outbox) -> None:
@@ -83,12 +88,62 @@ class _Unit(AbstractContextManager[SqlUnitOfWork]):
         return self.session_context.__exit__(*exc)
 
 
+class _WriteUnit(AbstractContextManager[SqlUnitOfWork]):
+    """A write transaction whose changes the store records itself (changes.Tracked): for `profile_id`, the
+    profile's lock and change number are taken on entry, and every fact row written is numbered and queued for
+    the mirror before the commit; after it, the store's after-commit hook hears what changed. Without a
+    profile, writing a fact row is refused (its change would go unnumbered)."""
+
+    __slots__ = ("store", "profile_id", "session_context", "tracked")
+
+    def __init__(self, store: SqlStore, profile_id: int | None) -> None:
+        self.store, self.profile_id = store, profile_id
+        self.session_context = store.db.write()
+        self.tracked: changes.Tracked | None = None
+
+    def __enter__(self) -> SqlUnitOfWork:
+        session = self.session_context.__enter__()
+        try:
+            self.tracked = changes.Tracked(session, self.store.outbox, self.profile_id)
+        except BaseException as exc:
+            self.session_context.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return SqlUnitOfWork(session, self.store.outbox)
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        tracked = self.tracked
+        if exc[0] is None and tracked is not None:
+            try:
+                tracked.finish()
+            except BaseException as failed:
+                self.session_context.__exit__(type(failed), failed, failed.__traceback__)  # rolled back
+                raise
+        suppressed = self.session_context.__exit__(*exc)  # the commit (or the rollback)
+        if exc[0] is None and tracked is not None and tracked.changed and self.profile_id is not None:
+            self.store.committed(Committed(self.profile_id, tracked.profile_name))
+        return suppressed
+
+
 class SqlStore:
     """`outbox`: enabled only when a mirror consumes it (MEMORY_SEARCH=opensearch; service.container)."""
 
     def __init__(self, db: Database, outbox: Outbox | None = None) -> None:
         self.db = db
         self.outbox = outbox or Outbox(enabled=False)
+        self._after_commit: Callable[[Committed], None] | None = None
+
+    def after_commit(self, hook: Callable[[Committed], None]) -> None:
+        self._after_commit = hook
+
+    def committed(self, change: Committed) -> None:
+        """Run the after-commit hook; its failure is logged, never raised: the change is committed, and every
+        search index and the mirror find it by themselves (change numbers, the outbox)."""
+        if self._after_commit is None:
+            return
+        try:
+            self._after_commit(change)
+        except Exception:
+            log.exception("the after-commit hook failed for profile %s", change.profile)
 
     def credential(self, token_hash: str, *, at_once: bool = False) -> CredentialRecord | None:
         with (self.db.at_once() if at_once else self.db.connect()) as conn:  # every request: one Core SELECT
@@ -111,7 +166,7 @@ class SqlStore:
             changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]
             return query_id
 
-    def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> tuple[Fact, ChangedFact]:
+    def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> Fact:
         """memory_write's transaction in Core INSERTs on a plain connection (the ORM unit of work cost ~1 ms
         of a write: bench/breakdown.py); the outbox entry for the mirror in the same transaction."""
         as_stored = None if embedding is None else np.asarray(embedding.vector, dtype=np.float32)
@@ -119,7 +174,7 @@ class SqlStore:
             "model": model, "dim": int(as_stored.shape[0]), "vector": stored_vectors.to_bytes(embedding),
             "created_at": fields["created_at"]}
         with self.db.transaction() as conn:
-            seq = changes.next_change(conn, fields["profile_id"])
+            seq, profile = changes.lock_profile(conn, fields["profile_id"])
             fact_id = repo.insert_fact(conn, fields, seq, stored)
             changes.record(conn, self.outbox, fields["profile_id"], "fact", fact_id)
         fact = Fact(uid=fields["uid"], title=fields["title"], text=fields["text"], kind=fields["kind"],
@@ -131,13 +186,17 @@ class SqlStore:
                               tags=tuple(fact.tags), active=fact.status == FactStatus.ACTIVE, present=True,
                               vector=as_stored, change_seq=seq, fact=fact,
                               tokens=None if embedding is None else embedding.tokens)
-        return fact, indexed
+        self.committed(Committed(fields["profile_id"], profile, written=indexed, model=model))
+        return fact
 
     def read(self) -> AbstractContextManager[SqlUnitOfWork]:
         return _Unit(self.db.read(), self.outbox)
 
     def unit_of_work(self) -> AbstractContextManager[SqlUnitOfWork]:
-        return _Unit(self.db.write(), self.outbox)
+        return _WriteUnit(self, None)
+
+    def changing(self, profile_id: int) -> AbstractContextManager[SqlUnitOfWork]:
+        return _WriteUnit(self, profile_id)
 
     def purge_old_pages(self) -> list[str]:
         """Old page images: SQLite folds the WAL into the file (secure_delete zeroed the old cells) and truncates

@@ -73,7 +73,7 @@ def store_in(session: Session, profile_id: int, model: str, vectors: dict[int, E
     """`store` inside a transaction the caller holds (a unit of work of service.store.sql)."""
     now = utcnow()
     if requeue is not None:  # the lock first: the new outbox ids are larger than any earlier change's
-        changes.next_change(session, profile_id)
+        changes.lock_profile(session, profile_id)
     rows = repo.fact_rows_by_id(session, profile_id, list(vectors))
     for fact_id, vector in vectors.items():
         row = rows.get(fact_id)

@@ -229,7 +229,7 @@ def test_redacted_searches_keep_their_counts_and_lose_their_words(
                  "deploy token rotation", "rotation of the deploy token"):
         log(services, "alpha", text, 0)
     before = get(client, alpha, days=7)
-    RedactionService(services.store, services.backend).redact(
+    RedactionService(services.store).redact(
         fact.uid, reason="a live token", operator="test", also=["tok_live_93xq7"])
     after = get(client, alpha, days=7)
     assert "tok_live" not in str(after)

@@ -51,7 +51,7 @@ def history(services: Services, name: str) -> datetime:
                         ("jenkins nightly build", []), ("zqxv wpfk", []), ("deploy flux", []),
                         ("approvals merging", [])):
         services.search.search(p, query, tags=tags)
-    RedactionService(services.store, services.backend).redact(secret, reason="live token", operator="tester",
+    RedactionService(services.store).redact(secret, reason="live token", operator="tester",
                                                               also=[SECRET])
     return middle
 

@@ -56,7 +56,7 @@ def seed(services: Services) -> Seeded:
 
 
 def redactor(services: Services) -> RedactionService:
-    return RedactionService(services.store, services.backend)
+    return RedactionService(services.store)
 
 
 def everything(services: Services) -> str:

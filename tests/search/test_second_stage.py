@@ -71,7 +71,7 @@ def test_a_store_written_before_token_vectors_still_ranks_without_them(stage_ser
 
 def test_a_redaction_takes_the_token_vectors_with_the_vector(stage_services: Services) -> None:
     uids = write_chat(stage_services)
-    RedactionService(stage_services.store, stage_services.backend).redact(uids[CHAT[3][1]], reason="a secret",
+    RedactionService(stage_services.store).redact(uids[CHAT[3][1]], reason="a secret",
                                                                            operator="test")
     with stage_services.db.read() as session:
         assert len(session.execute(sa.select(FactVector)).all()) == len(CHAT) - 1

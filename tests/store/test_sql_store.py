@@ -16,14 +16,14 @@ from service.container import Services, build_database
 from service.domain.ports import canonical as port
 from service.errors import Conflict
 from service.store import members
-from service.store.changes import SqlChanges
+from service.store.changes import ChangeOutsideProfile
 from service.store.sql import SqlStore, SqlUnitOfWork
 
 IMPLEMENTATIONS = [
     (port.CanonicalStore, SqlStore), (port.Profiles, members.SqlProfiles), (port.Tokens, members.SqlTokens),
     (port.Facts, members.SqlFacts), (port.Revisions, members.SqlRevisions),
     (port.Redactions, members.SqlRedactions), (port.QueryLogStore, members.SqlQueryLog),
-    (port.Aggregates, members.SqlAggregates), (port.Vectors, members.SqlVectors), (port.Changes, SqlChanges),
+    (port.Aggregates, members.SqlAggregates), (port.Vectors, members.SqlVectors),
 ]
 
 
@@ -48,18 +48,16 @@ def test_every_method_of_the_port_is_implemented_with_its_parameters(protocol: t
 def test_a_unit_of_work_has_every_member_the_port_names() -> None:
     members_named = {name for name, value in vars(port.UnitOfWork).items() if isinstance(value, property)}
     assert members_named == {"profiles", "tokens", "facts", "revisions", "redactions", "query_log", "aggregates",
-                             "vectors", "changes", "oauth"}
+                             "vectors", "oauth"}
     for name in members_named:
         assert hasattr(SqlUnitOfWork, name), name
 
 
 def test_a_unit_of_work_is_all_or_nothing(services: Services) -> None:
     alpha = services.profiles.create("alpha")
-    with pytest.raises(RuntimeError), services.store.unit_of_work() as uow:
-        uow.changes.begin(alpha.id)
+    with pytest.raises(RuntimeError, match="the caller fails"), services.store.changing(alpha.id) as uow:
         row = uow.facts.new(profile_id=alpha.id, uid="f_rolled_back", title="t", text="x", kind="project", tags=["a"],
                             status="active", created_at=utcnow(), updated_at=utcnow(), created_day=utcnow().date())
-        uow.changes.facts(row)
         assert row.id is not None  # written, inside the transaction
         raise RuntimeError("the caller fails after the write")
     with services.store.read() as uow:
@@ -96,38 +94,97 @@ def test_sqlite_commits_reach_the_disk_before_they_are_acknowledged(tmp_path: Pa
         db.dispose()
 
 
-def test_one_change_number_per_unit_of_work_and_one_outbox_row_per_changed_fact(tmp_path: Any) -> None:
-    """The store's change owner (service/store/changes.py): begin() locks the profile and takes its next number
-    once; every fact handed to changes.facts() is stamped with it and queued once for the mirror."""
-    import sqlalchemy as sa
-
-    from service.config import Settings
+def _outboxed_store(tmp_path: Any) -> tuple[SqlStore, int]:
     from service.store.changes import Outbox
-    from service.store.tables import OutboxRow
 
     store = SqlStore(build_database(Settings(data_dir=tmp_path)), Outbox(enabled=True))
     with store.unit_of_work() as uow:
         alpha = uow.profiles.add("alpha", utcnow())
         assert alpha is not None and alpha.id is not None
-        profile_id = alpha.id
+        return store, alpha.id
 
-    def fact(uid: str) -> Any:
-        now = utcnow()
-        return dict(profile_id=profile_id, uid=uid, title=uid, text="x", kind="project", tags=["t"],
-                    status="active", created_at=now, updated_at=now, created_day=now.date())
 
-    with store.unit_of_work() as uow:
-        number = uow.changes.begin(profile_id)
-        assert uow.changes.begin(profile_id) == number  # once per unit of work
-        first, second = uow.facts.new(**fact("f_one")), uow.facts.new(**fact("f_two"))
-        uow.changes.facts(first, second)
-        assert first.change_seq == second.change_seq == number
-    with store.unit_of_work() as uow:
+def _fact(profile_id: int, uid: str) -> dict[str, Any]:
+    now = utcnow()
+    return dict(profile_id=profile_id, uid=uid, title=uid, text="x", kind="project", tags=["t"],
+                status="active", created_at=now, updated_at=now, created_day=now.date())
+
+
+def _queued(store: SqlStore) -> list[tuple[str, int]]:
+    import sqlalchemy as sa
+
+    from service.store.tables import OutboxRow
+
+    with store.db.read() as session:
+        return [(e, i) for e, i in session.execute(sa.select(OutboxRow.entity, OutboxRow.entity_id)
+                                                   .order_by(OutboxRow.id)).all()]
+
+
+def test_the_store_numbers_and_queues_every_fact_a_unit_of_work_writes(tmp_path: Any) -> None:
+    """Issue 56: the store owns the change. `changing(profile)` takes the profile's next change number on entry;
+    every fact row written in it -- new, or only an attribute set, with nobody saying so -- is stamped with that
+    number and queued once for the mirror, its tags kept in step; the after-commit hook hears the profile once."""
+    import sqlalchemy as sa
+
+    from service.store.tables import FactTag
+
+    store, profile_id = _outboxed_store(tmp_path)
+    heard: list[port.Committed] = []
+    store.after_commit(heard.append)
+    with store.changing(profile_id) as uow:
+        first, second = uow.facts.new(**_fact(profile_id, "f_one")), uow.facts.new(**_fact(profile_id, "f_two"))
+        number = first.change_seq
+        assert number == second.change_seq and number > 0
+    assert heard == [port.Committed(profile_id, "alpha")]
+    with store.changing(profile_id) as uow:
         row = uow.facts.get(profile_id, "f_one")
         assert row is not None
-        row.title = "renamed"
-        uow.changes.facts(row)  # begin() is implied
-        assert row.change_seq == number + 1
+        row.title, row.tags = "renamed", ["u"]  # set, and nothing else: the store finds it
+        uow.facts.get(profile_id, "f_two")  # read, not changed: not queued
+    with store.read() as uow:
+        changed = uow.facts.get(profile_id, "f_one")
+        assert changed is not None and changed.title == "renamed" and changed.change_seq == number + 1
+        untouched = uow.facts.get(profile_id, "f_two")
+        assert untouched is not None and untouched.change_seq == number
+    assert _queued(store) == [("fact", first.id), ("fact", second.id), ("fact", first.id)]
+    assert len(heard) == 2
     with store.db.read() as session:
-        queued = session.execute(sa.select(OutboxRow.entity, OutboxRow.entity_id).order_by(OutboxRow.id)).all()
-    assert [(e, i) for e, i in queued] == [("fact", first.id), ("fact", second.id), ("fact", first.id)]
+        tags = session.execute(sa.select(FactTag.tag, FactTag.current).where(FactTag.fact_id == first.id)).all()
+    assert sorted(tags) == [("t", False), ("u", True)]
+
+
+def test_a_fact_written_outside_its_profiles_unit_of_work_is_refused(tmp_path: Any) -> None:
+    """A fact row written where its change cannot be numbered -- a plain unit of work, or one of another
+    profile -- fails at its flush and the transaction is rolled back: no change goes unrecorded."""
+    store, profile_id = _outboxed_store(tmp_path)
+    with store.changing(profile_id) as uow:
+        uow.facts.new(**_fact(profile_id, "f_one"))
+    with pytest.raises(ChangeOutsideProfile), store.unit_of_work() as uow:
+        row = uow.facts.get(profile_id, "f_one")
+        assert row is not None
+        row.title = "unrecorded"
+    with store.unit_of_work() as uow:
+        beta = uow.profiles.add("beta", utcnow())
+        assert beta is not None and beta.id is not None
+    with pytest.raises(ChangeOutsideProfile), store.changing(beta.id) as uow:
+        uow.facts.new(**_fact(profile_id, "f_elsewhere"))
+    with store.read() as uow:
+        kept = uow.facts.get(profile_id, "f_one")
+        assert kept is not None and kept.title == "f_one"
+        assert uow.facts.get(profile_id, "f_elsewhere") is None
+    assert _queued(store) == [("fact", kept.id)]
+
+
+def test_a_failing_after_commit_hook_does_not_undo_or_fail_the_change(tmp_path: Any,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    store, profile_id = _outboxed_store(tmp_path)
+
+    def broken(change: port.Committed) -> None:
+        raise RuntimeError("the index is away")
+
+    store.after_commit(broken)
+    with store.changing(profile_id) as uow:
+        uow.facts.new(**_fact(profile_id, "f_one"))
+    with store.read() as uow:
+        assert uow.facts.get(profile_id, "f_one") is not None
+    assert "after-commit hook failed" in caplog.text

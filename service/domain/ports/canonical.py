@@ -2,7 +2,7 @@
 
 The domain opens a unit of work -- `store.read()` for reads, `store.unit_of_work()` for one transaction,
 committed when the block ends and rolled back entirely on any exception -- and reaches the rows through its
-members (facts, revisions, profiles, tokens, redactions, query_log, aggregates, vectors, changes). Every
+members (facts, revisions, profiles, tokens, redactions, query_log, aggregates, vectors, oauth). Every
 decision about those rows (lifecycle, validation, what a redaction replaces) stays in the domain; the store
 only reads and writes them. Rows are handed over as the Protocols of ports/records.py, never copied.
 
@@ -11,17 +11,19 @@ as the store can make them (they are most of a search's time outside the ranking
 (`credential`), reading a search's hits (`facts_by_uid`) and recording the search (`log_search`).
 
 Writes follow the unit-of-work pattern: `new(...)` adds a row to the unit of work, and a record the domain
-changed is written by `save(...)` (which also flushes, so a new row has its id afterwards) -- except facts:
-a new or changed fact is handed to `changes.facts(...)`, the one way to record a change (issue 29). The
-store then writes the row, stamps it with the profile's change number (what every process's embedded index
-catches up from) and records the mirror's outbox row, in the same transaction; the store knows whether a
-mirror consumes the outbox. Nothing in the domain sets a change number or writes an outbox row.
+changed is written by `save(...)` (which also flushes, so a new row has its id afterwards). Facts change only
+inside `store.changing(profile)`, and the store owns the change (issue 56): every fact row the unit writes --
+new, or an attribute set -- is stamped with the profile's change number (what every process's embedded index
+catches up from) and its outbox row for the mirror is recorded, in the same transaction; after the commit the
+store's after-commit hook tells the search backend. The domain never says what changed: it sets a row's
+fields (service.domain.lifecycle for the status transitions) and the store finds it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Protocol
 
@@ -57,7 +59,8 @@ class Profiles(Protocol):
         cannot go on and must be left by raising."""
 
     def rename(self, profile_id: int, old_name: str, new_name: str, at: datetime) -> int | None:
-        """Give the profile its new name and keep the former one (a rename record); returns the record's id,
+        """Give the profile its new name and keep the former one (a rename record, queued for the search mirror,
+        which moves the profile's indices); returns the record's id,
         or None when the new name was taken meanwhile (another process): the unit of work must be left by
         raising."""
 
@@ -147,7 +150,7 @@ class Redactions(Protocol):
 class QueryLogStore(Protocol):
     def insert(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         """One search's row (the QueryLogRecord attributes; `id` only to keep an imported one), what it handed
-        back and its tags; returns the row's id. The hot path of every search: kept cheap by the store."""
+        back and its tags, queued for the search mirror; returns the row's id. The hot path of every search: kept cheap by the store."""
 
     def save(self, row: QueryLogRecord) -> None: ...
 
@@ -224,23 +227,15 @@ class Vectors(Protocol):
         ...
 
 
-class Changes(Protocol):
-    """The one way the domain records that canonical data changed (the store's service.store.changes)."""
+@dataclass(frozen=True)
+class Committed:
+    """What the store's after-commit hook hears: a profile's facts changed in a committed unit of work; with
+    `written`, the one fact memory_write added, as a search index keeps it (its vector of `model`)."""
 
-    def begin(self, profile_id: int) -> int:
-        """Take the profile's write lock, before reading what will change (a profile's writers serialize), and
-        its change number for this unit of work (the same number on every later call)."""
-
-    def facts(self, *rows: FactRecord) -> None:
-        """These facts, new or changed, are written (flushed: ids are set, tags kept in step), stamped with
-        their profile's change number and queued for the search mirror."""
-
-    def query_logged(self, profile_id: int, query_id: int) -> None:
-        """A query-log row written or changed outside a search (an import, a redaction): queued for the mirror."""
-
-    def profile_renamed(self, profile_id: int, rename_id: int) -> None:
-        """The profile's mirrored documents move to the new name (the mirror drops the old name's indices and
-        rebuilds the profile under the new one from the canonical store)."""
+    profile_id: int
+    profile: str
+    written: ChangedFact | None = None
+    model: str | None = None
 
 
 class UnitOfWork(Protocol):
@@ -269,9 +264,6 @@ class UnitOfWork(Protocol):
     def vectors(self) -> Vectors: ...
 
     @property
-    def changes(self) -> Changes: ...
-
-    @property
     def oauth(self) -> OAuthRows: ...
 
 
@@ -291,11 +283,11 @@ class CanonicalStore(Protocol):
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
         """The profile's facts with these uids (a search's hits)."""
 
-    def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> tuple[Fact, ChangedFact]:
+    def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> Fact:
         """Record a new fact in its own transaction: the profile's lock and next change number (its
         change_seq), the row (`fields`: FactRecord's columns but id and change_seq), its tags, its vector
-        of `model` when given, and the outbox entry for the mirror. Returns the fact as stored, and as a
-        search index keeps it (with its id and change number: SearchBackend.written)."""
+        of `model` when given, and the outbox entry for the mirror; then the after-commit hook hears it, with
+        the fact as a search index keeps it (Committed.written). Returns the fact as stored."""
 
     def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         """Record one search in its own transaction (QueryLogStore.insert, and the outbox entry for the
@@ -305,7 +297,19 @@ class CanonicalStore(Protocol):
         """A unit of work for reading (no commit)."""
 
     def unit_of_work(self) -> AbstractContextManager[UnitOfWork]:
-        """One transaction: committed when the block ends, rolled back entirely on any exception."""
+        """One transaction: committed when the block ends, rolled back entirely on any exception. It changes no
+        fact: writing a fact row here fails (use `changing`)."""
+
+    def changing(self, profile_id: int) -> AbstractContextManager[UnitOfWork]:
+        """One transaction that may change the profile's facts: the profile's write lock and change number are
+        taken on entry (before anything is read: a profile's writers serialize), every fact row it writes is
+        recorded by the store -- numbered, its tags kept in step, queued for the search mirror -- and, once
+        committed, the after-commit hook hears that the profile changed. A rewritten query-log row is queued
+        for the mirror too. Nothing else for the domain to say."""
+
+    def after_commit(self, hook: Callable[[Committed], None]) -> None:
+        """The one hook run after every commit that changed facts (the container wires it to the search
+        backend); a failure of the hook is logged, never raised: the change is committed."""
 
     def purge_old_pages(self) -> list[str]:
         """Make the store drop old copies of rewritten rows where it can (after a redaction); notes on

@@ -5,7 +5,8 @@ in its Capabilities). This class only composes them and answers from the canonic
 
 The canonical store stays the truth; this backend keeps the deployment's mirror -- two shared indices for
 every profile (service.search.opensearch.templates) -- and searches there. Writes never depend on the cluster:
-the domain records an outbox row in the write's own transaction, `changed()` pushes a fact change at once
+the store records an outbox row in the write's own transaction, `changed()` (the store's after-commit hook,
+wired by service.container) pushes a fact change at once
 (refresh=true, so the writer's next search sees it), a search's query-log row is left to the background
 worker (`logged()` only wakes it: no round trip on the search's path), and the worker delivers whatever is
 left. While the cluster is unreachable, searches are answered lexically from the canonical store
