@@ -60,7 +60,8 @@ def check(as_json: JsonOpt = False) -> None:
             assert mirror is not None
             problems = mirror.check_cluster()
             version = mirror.cluster_version()
-        notes = [version.note] if version.note else []
+            security = mirror.security_notes() if not mirror.unusable else []
+        notes = ([version.note] if version.note else []) + security
         lines = problems or [f"the cluster (OpenSearch {version.number}) can serve this release"]
         emit(as_json, {"ok": not problems, "problems": problems, "version": version.number, "notes": notes},
              lambda: typer.echo("\n".join([*lines, *(f"note: {n}" for n in notes)])))

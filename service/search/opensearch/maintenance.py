@@ -35,6 +35,7 @@ from service.search.opensearch.documents import routing
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
 from service.search.opensearch.permissions import denials, problems as permission_problems
+from service.search.opensearch.security_config import security_notes
 from service.search.opensearch.role import role
 
 REPLAY_MARGIN = timedelta(seconds=30)  # clock skew between processes marking rows delivered
@@ -173,6 +174,10 @@ class MirrorMaintenance:
     def cluster_version(self) -> ClusterVersion:
         """What the cluster is, with a note when this release is not tested on its version."""
         return read_version(self.client)
+
+    def security_notes(self) -> list[str]:
+        """What the cluster's security plugin is set to do that would hide a missing permission (security_config)."""
+        return security_notes(self.client, self.names)
 
     def check_cluster(self) -> list[str]:
         """What keeps the cluster from serving this release (version, plugins, templates, pipeline, legacy

@@ -105,8 +105,11 @@ class NodeSecurity:
         audit = "plugins.security.audit.type: internal_opensearch\n"
         if audit not in text:
             raise NodeUnavailable(f"the demo installer wrote no audit setting to {yml}; has it changed?")
-        yml.write_text(text.replace(audit, "plugins.security.audit.type: noop  # was internal_opensearch\n"),
-                       encoding="utf-8")
+        text = text.replace(audit, "plugins.security.audit.type: noop  # was internal_opensearch\n")
+        # The admin may change the plugin's dynamic config over its REST API (set_security_config): tests turn
+        # do_not_fail_on_forbidden on and off (memory opensearch check must notice it).
+        text += "plugins.security.unsupported.restapi.allow_securityconfig_modification: true\n"
+        yml.write_text(text, encoding="utf-8")
 
     # --- users and roles (secured nodes; the security plugin's REST API, as the admin) ----------------------
 
@@ -120,6 +123,11 @@ class NodeSecurity:
         if status >= 300:
             raise SecurityApiError(method, full, status, answer)
         return answer
+
+    def set_security_config(self, setting: str, value: object) -> None:
+        """Set one setting of the plugin's dynamic config (config.dynamic.<setting>, as securityadmin would)."""
+        self._security("PATCH", "securityconfig", [{"op": "add", "path": f"/config/dynamic/{setting}",
+                                                    "value": value}])
 
     def create_role(self, name: str, *, cluster_permissions: Iterable[str] = (),
                     index_permissions: Iterable[Mapping[str, Any]] = ()) -> None:
