@@ -61,7 +61,9 @@ images:
 	$(PYTHON) -m tests.support.containers prepare
 
 # A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
-# OPENSEARCH_TEST_VERSION=3.5.0 make opensearch: the 3.5.0 node (a JDK >= 21; neural-search from ../shared/opensearch-3).
+# OPENSEARCH_TEST_VERSION=3.5.0 make opensearch: the 3.5.0 node (a JDK >= 21, and OPENSEARCH_NEURAL_SEARCH_ZIP naming
+# the neural-search plugin zip, which Maven Central does not serve: docs/architecture.md, "The OpenSearch node of the
+# tests"; unset, ../shared/opensearch-3 beside the repository, where this project's own machine keeps one).
 # It needs the JDK and Maven (the node is built from Maven Central), nothing of the test extra; `memory serve` then
 # needs the scale-out extra, which it installs.
 opensearch: setup-scale-out

@@ -12,9 +12,9 @@ objects, so both variants share the process, the store, the warm index and the m
   lean   service.mcp.exchange (a tools/call straight to the SDK's per-request kernel): off, every request
          takes the SDK's StreamableHTTPSessionManager
   similar  not a cut but its price: FactService._similar (the near-duplicate lookup memory_write answers with,
-         which CONTRACT.md requires): off, the write answers `similar: []`. What it costs in all -- the scan of the
-         profile's vector matrix and its hydration, plus its effect on the next write's model run, when matrix and
-         model weights no longer both fit in the CPU's cache (compare "embed" on and off)
+         README's "The five tools" promises): off, the write answers `similar: []`. What it costs in all -- the
+         scan of the profile's vector matrix and its hydration, plus its effect on the next write's model run,
+         when matrix and model weights no longer both fit in the CPU's cache (compare "embed" on and off)
 
 Rounds alternate the order (off-on, on-off, ...) so that drift hits both alike; each round writes --calls
 new facts with each variant. Printed, per variant: medians over all calls of the client's round trip and of

@@ -1,6 +1,7 @@
-"""The contract's limits, in one place (CONTRACT.md, seed-spec): lengths, counts, tag syntax, kinds, statuses,
-page sizes and windows. Validation (service.domain.validation), the MCP tool schemas, the REST parameters and
-the dashboard (which fetches `for_dashboard()` as /ui/contract.json) all read them from here.
+"""The service's limits, in one place (README "The five tools", docs/agents.md "The tools in detail",
+docs/reviewers.md "REST API"): lengths, counts, tag syntax, kinds, statuses, page sizes and windows. Validation
+(service.domain.validation), the MCP tool schemas, the REST parameters and the dashboard (which fetches
+`for_dashboard()` as /ui/contract.json) all read them from here.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ UID_MAX = 40
 TAGS_MAX = 20  # per fact, and per search filter
 TAG_MAX = 64
 # What a client may send (before normalising): the input schema states exactly this, and the server matches the
-# same pattern (1-64 characters once trimmed, as CONTRACT counts them). Explicit character classes only: `\s`
-# or a case-insensitive flag mean other things in ECMA-262 (JSON Schema's regexes) than in Python, and
+# same pattern (1-64 characters once trimmed, as docs/agents.md counts them). Explicit character classes only:
+# `\s` or a case-insensitive flag mean other things in ECMA-262 (JSON Schema's regexes) than in Python, and
 # "\u212a" (Kelvin) lower-cases to "k".
 TAG_PADDING = " \t\n\r"  # trimmed around a tag
 TAG_INPUT_PATTERN = rf"^[ \t\n\r]*[A-Za-z0-9][A-Za-z0-9._:/+#-]{{0,{TAG_MAX - 1}}}[ \t\n\r]*$"  # 1-64 once trimmed

@@ -2,7 +2,8 @@
 
 `describe` decides the content: code, message, `param` (the argument at fault) and `problems` (each place
 an imported document is wrong). The envelopes differ because each face's protocol fixes its own:
-- REST (CONTRACT.md): {"error": {"status": 400, "code": "invalid_parameter", "message": "...", "param": "limit"}}
+- REST (docs/reviewers.md, "REST API"): {"error": {"status": 400, "code": "invalid_parameter", "message": "...",
+  "param": "limit"}}
 - /mcp paths, refused before the MCP SDK sees the request: a JSON-RPC error object, because MCP clients (the
   Python SDK among them) show the server's message only when a non-2xx JSON body is one:
   {"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "...", "data": {"status": 401, ...}}}

@@ -34,7 +34,8 @@ class Conflict(MemoryServiceError):
 
 class Unauthorized(MemoryServiceError):
     """Missing, malformed, unknown or revoked token, or a token of another profile: always the same answer
-    (CONTRACT: a token cannot probe which profiles exist, and the caller learns nothing from the case)."""
+    (docs/reviewers.md, "REST API": a token cannot probe which profiles exist, and the caller learns nothing from
+    the case)."""
 
     code = "unauthorized"
 

@@ -1,6 +1,6 @@
 """The fact lifecycle, in one place for every face: write, supersede, amend, retire, read.
 
-Rules (CONTRACT.md "Lifecycle"):
+Rules (docs/agents.md, "The tools in detail": Lifecycle):
 - write: a new active fact under a new uid.
 - update with changed text: a new active fact (new uid, supersedes = old uid) replaces the old one, which
   becomes superseded (superseded_by = new uid). Both rows survive.

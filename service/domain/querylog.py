@@ -1,6 +1,6 @@
 """Query-log accounting: recording each search, the capped listing, one row, and the summary.
 
-Rules (seed-spec "Summary object", CONTRACT.md):
+Rules (docs/reviewers.md, "The summary"):
 - zero_match counts rows with matched_count 0 (searches that handed the caller nothing);
 - rows with matched_count null count in unknown_matched only, never as misses;
 - match_buckets "0", "1", "2-5", "6-20", "21+" cover known counts, so buckets + unknown_matched = searches;

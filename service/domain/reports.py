@@ -1,4 +1,5 @@
-"""The bodies of the query-log summary and the store's stats, built once (CONTRACT.md, REST section).
+"""The bodies of the query-log summary and the store's stats, built once (docs/reviewers.md, "The summary" and
+"The stats").
 
 Pure: both sources of these answers, the canonical store's SQL aggregates (domain/querylog.py, domain/stats.py)
 and the OpenSearch mirror's aggregations (search/opensearch/summary.py), hand their counts here, so the two

@@ -1,5 +1,6 @@
-"""Input rules of CONTRACT.md, in one place: both faces call these before anything is written. The limits
-they apply are service.contract's."""
+"""Input rules (README "The five tools", docs/agents.md "The tools in detail", docs/reviewers.md "REST API";
+profile names docs/operators.md "Command line"), in one place: both faces call these before anything is written.
+The limits they apply are service.contract's."""
 
 from __future__ import annotations
 

@@ -38,9 +38,10 @@ def is_mcp_path(path: str) -> bool:
 
 
 def unauthorized_challenge(resource_metadata: str | None = None) -> str:
-    """`Bearer`, the same for a missing, unknown, revoked or other profile's token (CONTRACT: one answer in each
-    case; RFC 6750's error code is a SHOULD, left out so the case does not show). With MEMORY_OAUTH=on the MCP
-    endpoint adds where its protected resource metadata is (RFC 9728 §5.1), which is what OAuth clients read."""
+    """`Bearer`, the same for a missing, unknown, revoked or other profile's token (docs/reviewers.md, "REST API":
+    one answer in each case; RFC 6750's error code is a SHOULD, left out so the case does not show). With
+    MEMORY_OAUTH=on the MCP endpoint adds where its protected resource metadata is (RFC 9728 §5.1), which is what
+    OAuth clients read."""
     return f'Bearer resource_metadata="{resource_metadata}"' if resource_metadata is not None else "Bearer"
 
 

@@ -105,7 +105,7 @@ def test_401_is_one_answer_whatever_the_token(client: TestClient, services: Serv
         {"Authorization": "Bearer mem_wrong"}, {"Authorization": f"Bearer {revoked.token}"}, beta.headers)]
     for response in answers:
         assert response.status_code == 401
-        assert response.headers["www-authenticate"] == "Bearer"  # CONTRACT: the same answer in each case
+        assert response.headers["www-authenticate"] == "Bearer"  # docs/reviewers.md: the same answer in each case
         assert response.text == answers[0].text  # no profile probing
     wrong = answers[3]
     message = wrong.json()["error"]["message"]

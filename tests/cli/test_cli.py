@@ -137,8 +137,8 @@ def console_script(*args: str, env: dict[str, str]) -> subprocess.CompletedProce
 )
 def test_usage_errors_with_json_are_one_json_object(sqlite_env: dict[str, str], args: tuple[str, ...], message: str,
                                                      param: str | None) -> None:
-    """CONTRACT: every command with --json prints one JSON object on stdout -- usage errors too, which typer
-    prints as a box on stderr (exit code 2, as without --json)."""
+    """docs/operators.md, Command line: every command with --json prints one JSON object on stdout -- usage errors
+    too, which typer prints as a box on stderr (exit code 2, as without --json)."""
     done = console_script(*args, "--json", env=sqlite_env)
     assert done.returncode == 2, done.stderr
     error = json.loads(done.stdout)["error"]

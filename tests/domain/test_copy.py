@@ -91,7 +91,7 @@ def rest_answers(services: Services, name: str, as_of: datetime) -> dict[str, An
 def translator(uids: dict[str, str], ids: dict[int, int], names: tuple[str, str]) -> Callable[[Any], Any]:
     """Rewrites an answer of the copy in the original's terms: its uids and query-log ids, its name; cursors
     (opaque row positions) become one placeholder on both sides; top_facts ties are re-sorted by uid, as
-    the contract orders them."""
+    docs/reviewers.md (The summary) orders them."""
 
     def walk(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):

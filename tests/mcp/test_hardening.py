@@ -54,7 +54,7 @@ async def test_401_is_a_json_rpc_error_and_the_same_answer_as_rest(base_url: str
     foreign = httpx.post(f"{base_url}/mcp/alpha", json=LIST, headers={**ACCEPT, **beta.headers})
     for response in (wrong, foreign):
         assert response.status_code == 401
-        assert response.headers["www-authenticate"] == "Bearer"  # CONTRACT: the same answer in each case
+        assert response.headers["www-authenticate"] == "Bearer"  # docs/reviewers.md: the same answer in each case
     assert wrong.text == foreign.text == missing.text
     rest = httpx.get(f"{base_url}/api/alpha/stats", headers={"Authorization": "Bearer mem_x"})
     assert rest.headers["www-authenticate"] == wrong.headers["www-authenticate"]

@@ -68,8 +68,8 @@ async def test_exactly_five_tools_with_schemas(base_url: str, alpha: ProfileAcce
 
 async def test_tags_with_plus_and_hash_and_a_schema_no_stricter_than_the_server(base_url: str,
                                                                               alpha: ProfileAccess) -> None:
-    """CONTRACT: `c#`, `c++`, `f#` are tags; the input schema accepts what the server takes before normalising
-    (upper case, surrounding spaces) and refuses what the server refuses."""
+    """README, The five tools: `c#`, `c++`, `f#` are tags; the input schema accepts what the server takes before
+    normalising (upper case, surrounding spaces) and refuses what the server refuses."""
     import re
 
     from service.domain import validation

@@ -1,8 +1,9 @@
 """The test node's version (OPENSEARCH_TEST_VERSION) and what it needs, refused up front in one line naming the fix:
-for 3.x the neural-search zip (OPENSEARCH_NEURAL_SEARCH_ZIP, else ../shared/opensearch-3/, its sha256 checked)
-and a full JDK >= 21 (OPENSEARCH_JAVA_HOME, else one found under /usr/lib/jvm). Each case runs `python -m
-tests.support.opensearch_node build` in a fresh cache, and fails before anything is downloaded. The nodes
-themselves: every real-OpenSearch test, run on 2.19.1 and again on 3.5.0 by `make test`."""
+for 3.x the neural-search zip (OPENSEARCH_NEURAL_SEARCH_ZIP; unset, the copy this project's machine keeps in
+../shared/opensearch-3/, its sha256 checked) and a full JDK >= 21 (OPENSEARCH_JAVA_HOME, else one found under
+/usr/lib/jvm). Each case runs `python -m tests.support.opensearch_node build` in a fresh cache, and fails before
+anything is downloaded. The nodes themselves: every real-OpenSearch test, run on 2.19.1 and again on 3.5.0 by
+`make test`."""
 
 from __future__ import annotations
 

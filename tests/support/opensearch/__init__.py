@@ -10,11 +10,12 @@ Callers use the facade tests/support/opensearch_node.py (start_node, Node, build
 The version: OPENSEARCH_TEST_VERSION (default 2.19.1; 3.5.0 is the 3.x the suite runs on). What differs (settings.py):
 - 2.x: every artifact from Maven Central; its integ-test zip has no modules but transport, so lang-painless and
   analysis-common are fetched and laid out beside it; runs on a JDK 17 (or 21);
-- 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search, which comes
-  from OPENSEARCH_NEURAL_SEARCH_ZIP, else ../shared/opensearch-3/opensearch-neural-search-<VERSION>.0.zip (its
-  sha256 checked; built from the plugin's source tag, see that folder's README); needs a full JDK >= 21
-  (OPENSEARCH_JAVA_HOME, else the newest under /usr/lib/jvm with the jdk.incubator.vector and jdk.localedata
-  modules); no secured variant (the security plugin 3.x is not on Maven Central).
+- 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search, whose zip
+  OPENSEARCH_NEURAL_SEARCH_ZIP names (the one OpenSearch publishes, or one built from the plugin's source tag:
+  docs/architecture.md, "The OpenSearch node of the tests"); unset, the copy this project's own machine keeps
+  beside the repository, ../shared/opensearch-3/opensearch-neural-search-<VERSION>.0.zip (its sha256 checked);
+  needs a full JDK >= 21 (OPENSEARCH_JAVA_HOME, else the newest under /usr/lib/jvm with the jdk.incubator.vector
+  and jdk.localedata modules); no secured variant (the security plugin 3.x is not on Maven Central).
 
 What it does, in order:
 1. Fetch (build.py, `fetch`): `mvn package` on tests/support/opensearch/pom.xml copies the integ-test
@@ -70,7 +71,8 @@ Environment (tests only; the service reads its own settings elsewhere):
   OPENSEARCH_TEST_VERSION       the node's version (default 2.19.1; 3.5.0)
   OPENSEARCH_JAVA_HOME          the JDK to run it on (default: 2.x a JDK 17 under /usr/lib/jvm, 2.19 runs on 11-21;
                                 3.x the newest full JDK >= 21 there)
-  OPENSEARCH_NEURAL_SEARCH_ZIP  3.x: the neural-search plugin zip (default: ../shared/opensearch-3/)
+  OPENSEARCH_NEURAL_SEARCH_ZIP  3.x: the neural-search plugin zip (unset: ../shared/opensearch-3/ beside the
+                                repository, where this project's own machine keeps one)
   OPENSEARCH_TEST_SIMD          off: leave the JDK's vector module out of the node's JVM (Lucene's SIMD vector
                                 code off; to measure what it is worth)
   MEMORY_TEST_CACHE             where the built distribution is kept (default: settings.cache_dir)

@@ -38,7 +38,7 @@ MODULES_IN_DISTRIBUTION = MAJOR >= 3
 SECURITY_PLUGIN_SERVED = MAJOR < 3
 MIN_JAVA = 21 if MAJOR >= 3 else 11
 SHARED_PLUGINS = Path(__file__).resolve().parents[3].parent / "shared" / "opensearch-3"  # ../shared beside the repo
-KNOWN_ZIPS = {  # the zips of ../shared/opensearch-3 (its README): file name -> sha256
+KNOWN_ZIPS = {  # the zips this project's machine keeps in ../shared/opensearch-3: file name -> sha256
     "opensearch-neural-search-3.5.0.0.zip": "fb030cea93cf6ac0839d835a0914e904ee3fcc924a08a25289153f8dd150bb65",
 }
 
@@ -118,8 +118,8 @@ def java_home() -> Path:
 
 
 def neural_search_zip() -> Path:
-    """The neural-search plugin zip of a 3.x node: OPENSEARCH_NEURAL_SEARCH_ZIP, else the one in
-    ../shared/opensearch-3/ (its sha256 checked). Either must be the plugin at PLUGIN_VERSION."""
+    """The neural-search plugin zip of a 3.x node: OPENSEARCH_NEURAL_SEARCH_ZIP, else the one this project's machine
+    keeps in ../shared/opensearch-3/ (its sha256 checked). Either must be the plugin at PLUGIN_VERSION."""
     name = f"opensearch-neural-search-{PLUGIN_VERSION}.zip"
     configured = os.environ.get("OPENSEARCH_NEURAL_SEARCH_ZIP")
     if configured:
