@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from service.clock import utcnow
 from service.contract import FactStatus
 from service.domain.late import Embedding, TokenVectors
+from service.domain.ports.records import FactRecord
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store import changes
@@ -20,7 +21,7 @@ from service.store.changes import Outbox
 from service.store.tables import FactRow, FactVector
 
 
-def put(session: Session, row: FactRow, model: str, embedding: Embedding, now: datetime) -> None:
+def put(session: Session, row: FactRecord, model: str, embedding: Embedding, now: datetime) -> None:
     """The fact's vector (and token vectors) of `model`, replacing any earlier one (one vector per fact)."""
     assert row.id is not None
     data, dim = to_bytes(embedding), int(embedding.vector.shape[0])
