@@ -38,6 +38,7 @@ run: setup
 # (open: the security plugin 3.x is not on Maven Central, so the `secured` tests are not in that pass).
 # Two pytest-xdist workers (this machine has 2 cores): each starts its own PostgreSQL cluster and OpenSearch node.
 test: setup-test
+	$(BIN)/python -m mypy service
 	$(BIN)/python -m pytest -n 2
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -n 2 -m "opensearch and not secured" -p no:cacheprovider
 
@@ -45,6 +46,7 @@ test: setup-test
 # (what `make test` adds), two workers (pytest-xdist). About 2 minutes on 2 cores.
 FAST := not postgres and not opensearch and not osmem and not model and not containers
 test-fast: setup-test
+	$(BIN)/python -m mypy service
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider -m "$(FAST)" --ignore=tests/ui --ignore=tests/clients --ignore=tests/bench
 
 # The container tests on a Docker engine (started if none answers, and stopped afterwards only then): the images

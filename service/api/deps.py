@@ -25,7 +25,7 @@ ProfileName = Annotated[str, Path(min_length=1, max_length=PROFILE_NAME_MAX, pat
 
 
 def services(request: Request) -> Services:
-    return request.app.state.services  # type: ignore[no-any-return]
+    return request.app.state.services
 
 
 ServicesDep = Annotated[Services, Depends(services)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import click
 import typer
+from typer import _click  # the click typer runs on (its own copy): the types TyperGroup's methods take
 from typer.core import TyperGroup
 
 from service.cli.output import emit, failures
@@ -22,8 +22,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on 
 class _ProfileFirst(TyperGroup):
     """`memory duplicates PROFILE` runs the hidden `show` command; `memory duplicates resolve ...` its own."""
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
-                                                                            list[str]]:
+    def resolve_command(self, ctx: _click.Context, args: list[str]) -> tuple[str | None, _click.Command | None,
+                                                                             list[str]]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             return "show", self.commands["show"], args
         return super().resolve_command(ctx, args)

@@ -36,5 +36,7 @@ def install() -> None:
 
     original_option, original_argument = TyperOption.display_type_rich, TyperArgument.display_type_rich
     if getattr(original_option, "__module__", "") != __name__:  # once
-        TyperOption.display_type_rich = option_type  # type: ignore[method-assign]
-        TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign]
+        # A deliberate patch of typer's methods (module docstring). TyperArgument inherits the method from typer's
+        # private _TyperParameter, whose type its `self` takes: hence also [assignment] on the second line.
+        TyperOption.display_type_rich = option_type  # type: ignore[method-assign]  # patching typer (above)
+        TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign, assignment]  # idem

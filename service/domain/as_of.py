@@ -13,6 +13,7 @@ alone is 00:00 UTC of that day. Instants in the future are allowed (they show th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -50,7 +51,7 @@ def parse(value: str) -> datetime:
         ) from exc
 
 
-def state_at(row: FactRecord, revisions: list[RevisionRecord], at: datetime) -> Fact | None:
+def state_at(row: FactRecord, revisions: Sequence[RevisionRecord], at: datetime) -> Fact | None:
     """The fact as it stood at `at`, or None when it did not exist yet."""
     if row.created_at > at:
         return None

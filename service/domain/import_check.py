@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeGuard
 
 from service import contract
 from service import clock
@@ -250,7 +250,7 @@ def _check_queries(problems: Problems, items: list[Any], now: datetime) -> None:
                                            "returned_count is 0")
 
 
-def _count(value: Any) -> bool:
+def _count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 

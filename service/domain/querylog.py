@@ -78,7 +78,7 @@ class QueryLog:
         latency_ms: float,
     ) -> int:
         now = clock.utcnow()
-        results = [
+        results: list[dict[str, object]] = [
             {"uid": s.fact.uid, "score": _score(s.score), "lexical": _score(s.lexical), "vector": _score(s.vector)}
             for s in returned
         ]

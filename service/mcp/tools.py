@@ -154,7 +154,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
         profile = request.scope.get(PROFILE_SCOPE_KEY) if request is not None else None
         if profile is None:
             raise ToolError("no authenticated profile for this request")
-        return profile  # type: ignore[no-any-return]
+        return profile
 
     async def call(fn: Callable[[], T]) -> T:
         try:

@@ -7,7 +7,7 @@ from datetime import date
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from service.contract import MATCH_BUCKETS, TOP_N
 from service.domain.ports.canonical import COUNTERS  # the counters the port names
@@ -22,8 +22,9 @@ def _name_order(session: Session, column: Any) -> Any:
     return column.asc()
 
 
-def _log_window(profile_id: int, first: date, last: date) -> list[Any]:
-    return [QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last]
+def _log_window(profile_id: int, first: date, last: date) -> list[sa.ColumnElement[bool]]:
+    day = col(QueryLogRow.day)
+    return [col(QueryLogRow.profile_id) == profile_id, day >= first, day <= last]
 
 
 
@@ -37,22 +38,22 @@ def _in_bucket(column: Any, low: int, high: int | None) -> Any:
 def summary_by_day(session: Session, profile_id: int, first: date, last: date) -> dict[date, dict[str, int]]:
     """Every counter of the summary per day, in one pass over the covering index (profile_id, day,
     matched_count, inactive_matched); window totals are the sums of the days."""
-    mc = QueryLogRow.matched_count
+    mc, day = col(QueryLogRow.matched_count), col(QueryLogRow.day)
 
     def count_if(condition: Any) -> Any:
         return sa.func.coalesce(sa.func.sum(sa.case((condition, 1), else_=0)), 0)
 
     rows = session.execute(
         sa.select(
-            QueryLogRow.day,
+            day,
             sa.func.count(),
             count_if(mc == 0),
             count_if(mc.is_(None)),
             *(count_if(_in_bucket(mc, low, high)) for _, low, high in MATCH_BUCKETS[1:]),
-            count_if(sa.and_(mc == 0, QueryLogRow.inactive_matched > 0)),
+            count_if(sa.and_(mc == 0, col(QueryLogRow.inactive_matched) > 0)),
         )
         .where(*_log_window(profile_id, first, last))
-        .group_by(QueryLogRow.day)
+        .group_by(day)
     ).all()
     return {_as_date(row[0]): dict(zip(COUNTERS, (int(v) for v in row[1:]))) for row in rows}
 
@@ -61,13 +62,14 @@ def top_queries(session: Session, profile_id: int, first: date, last: date) -> t
     """The most frequent queries (with their misses) and, from the same grouping, the exact number of
     distinct queries in the window (a window count over the groups, cheaper than COUNT(DISTINCT))."""
     count = sa.func.count().label("n")
-    zero = sa.func.coalesce(sa.func.sum(sa.case((QueryLogRow.matched_count == 0, 1), else_=0)), 0)
+    query = col(QueryLogRow.query)
+    zero = sa.func.coalesce(sa.func.sum(sa.case((col(QueryLogRow.matched_count) == 0, 1), else_=0)), 0)
     distinct = sa.func.count().over().label("distinct_queries")
     rows = session.execute(
-        sa.select(QueryLogRow.query, count, zero, distinct)
+        sa.select(query, count, zero, distinct)
         .where(*_log_window(profile_id, first, last))
-        .group_by(QueryLogRow.query)
-        .order_by(count.desc(), _name_order(session, QueryLogRow.query))
+        .group_by(query)
+        .order_by(count.desc(), _name_order(session, query))
         .limit(TOP_N)
     ).all()
     return [(str(q), int(n), int(z)) for q, n, z, _ in rows], int(rows[0][3]) if rows else 0
@@ -75,11 +77,12 @@ def top_queries(session: Session, profile_id: int, first: date, last: date) -> t
 
 def top_query_tags(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int]]:
     count = sa.func.count().label("n")
+    tag, day = col(QueryLogTag.tag), col(QueryLogTag.day)
     rows = session.execute(
-        sa.select(QueryLogTag.tag, count)
-        .where(QueryLogTag.profile_id == profile_id, QueryLogTag.day >= first, QueryLogTag.day <= last)
-        .group_by(QueryLogTag.tag)
-        .order_by(count.desc(), _name_order(session, QueryLogTag.tag))
+        sa.select(tag, count)
+        .where(col(QueryLogTag.profile_id) == profile_id, day >= first, day <= last)
+        .group_by(tag)
+        .order_by(count.desc(), _name_order(session, tag))
         .limit(TOP_N)
     ).all()
     return [(str(t), int(n)) for t, n in rows]
@@ -88,17 +91,18 @@ def top_query_tags(session: Session, profile_id: int, first: date, last: date) -
 def top_facts(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int, str]]:
     """Facts that were the best hit most often in the window, with their current title."""
     count = sa.func.count().label("n")
+    top_uid = col(QueryLogRow.top_uid)
     top = (
-        sa.select(QueryLogRow.top_uid.label("uid"), count)
-        .where(*_log_window(profile_id, first, last), QueryLogRow.top_uid.is_not(None))
-        .group_by(QueryLogRow.top_uid)
-        .order_by(count.desc(), _name_order(session, QueryLogRow.top_uid))
+        sa.select(top_uid.label("uid"), count)
+        .where(*_log_window(profile_id, first, last), top_uid.is_not(None))
+        .group_by(top_uid)
+        .order_by(count.desc(), _name_order(session, top_uid))
         .limit(TOP_N)
         .subquery()
     )
     rows = session.execute(
-        sa.select(top.c.uid, top.c.n, FactRow.title)
-        .join(FactRow, sa.and_(FactRow.uid == top.c.uid, FactRow.profile_id == profile_id), isouter=True)
+        sa.select(top.c.uid, top.c.n, col(FactRow.title))
+        .join(FactRow, sa.and_(col(FactRow.uid) == top.c.uid, col(FactRow.profile_id) == profile_id), isouter=True)
         .order_by(top.c.n.desc(), _name_order(session, top.c.uid))
     ).all()
     return [(str(u), int(n), str(t or "")) for u, n, t in rows]
@@ -109,36 +113,39 @@ def top_facts(session: Session, profile_id: int, first: date, last: date) -> lis
 
 def fact_counts(session: Session, profile_id: int) -> dict[tuple[str, str], int]:
     """(status, kind) -> count, over every fact of the profile."""
+    status, kind = col(FactRow.status), col(FactRow.kind)
     rows = session.execute(
-        sa.select(FactRow.status, FactRow.kind, sa.func.count())
-        .where(FactRow.profile_id == profile_id)
-        .group_by(FactRow.status, FactRow.kind)
+        sa.select(status, kind, sa.func.count())
+        .where(col(FactRow.profile_id) == profile_id)
+        .group_by(status, kind)
     ).all()
     return {(str(s), str(k)): int(n) for s, k, n in rows}
 
 
 def top_fact_tags(session: Session, profile_id: int) -> list[tuple[str, int]]:
     count = sa.func.count().label("n")
+    tag = col(FactTag.tag)
     rows = session.execute(
-        sa.select(FactTag.tag, count)
-        .where(FactTag.profile_id == profile_id, FactTag.active.is_(True))
-        .group_by(FactTag.tag)
-        .order_by(count.desc(), _name_order(session, FactTag.tag))
+        sa.select(tag, count)
+        .where(col(FactTag.profile_id) == profile_id, col(FactTag.active).is_(True))
+        .group_by(tag)
+        .order_by(count.desc(), _name_order(session, tag))
         .limit(TOP_N)
     ).all()
     return [(str(t), int(n)) for t, n in rows]
 
 
 def facts_daily(session: Session, profile_id: int, first: date, last: date) -> dict[date, tuple[int, int]]:
+    profile, created_day, retired_day = col(FactRow.profile_id), col(FactRow.created_day), col(FactRow.retired_day)
     created = session.execute(
-        sa.select(FactRow.created_day, sa.func.count())
-        .where(FactRow.profile_id == profile_id, FactRow.created_day >= first, FactRow.created_day <= last)
-        .group_by(FactRow.created_day)
+        sa.select(created_day, sa.func.count())
+        .where(profile == profile_id, created_day >= first, created_day <= last)
+        .group_by(created_day)
     ).all()
     retired = session.execute(
-        sa.select(FactRow.retired_day, sa.func.count())
-        .where(FactRow.profile_id == profile_id, FactRow.retired_day >= first, FactRow.retired_day <= last)
-        .group_by(FactRow.retired_day)
+        sa.select(retired_day, sa.func.count())
+        .where(profile == profile_id, retired_day >= first, retired_day <= last)
+        .group_by(retired_day)
     ).all()
     out: dict[date, tuple[int, int]] = {}
     for d, n in created:
@@ -152,9 +159,9 @@ def facts_daily(session: Session, profile_id: int, first: date, last: date) -> d
 def fact_span(session: Session, profile_id: int) -> Any:
     return session.execute(
         sa.select(sa.func.min(FactRow.created_at), sa.func.max(FactRow.created_at)).where(
-            FactRow.profile_id == profile_id
+            col(FactRow.profile_id) == profile_id
         )
-    ).one()  # type: ignore[return-value]
+    ).one()
 
 
 def _as_date(value: Any) -> date:

@@ -43,10 +43,10 @@ class Canonical:
         """Undelivered rows, oldest first, except that rows failing again and again wait behind the rest."""
         with self.db.read() as session:
             rows = session.execute(
-                sa.select(OutboxRow.id, OutboxRow.entity, OutboxRow.entity_id)
-                .where(col(OutboxRow.delivered_at).is_(None), OutboxRow.profile_id == profile_id,
-                       OutboxRow.entity != RENAME)
-                .order_by(OutboxRow.attempts >= RETRIES_FIRST, col(OutboxRow.id))
+                sa.select(col(OutboxRow.id), col(OutboxRow.entity), col(OutboxRow.entity_id))
+                .where(col(OutboxRow.delivered_at).is_(None), col(OutboxRow.profile_id) == profile_id,
+                       col(OutboxRow.entity) != RENAME)
+                .order_by(col(OutboxRow.attempts) >= RETRIES_FIRST, col(OutboxRow.id))
                 .limit(limit)
             ).all()
         return [Pending(int(i), str(e), int(x)) for i, e, x in rows]
@@ -55,8 +55,8 @@ class Canonical:
         """Rows undelivered or delivered at/after `moment` (a rebuild replays them into the new index)."""
         with self.db.read() as session:
             rows = session.execute(
-                sa.select(OutboxRow.id, OutboxRow.entity, OutboxRow.entity_id)
-                .where(OutboxRow.profile_id == profile_id, OutboxRow.entity != RENAME,
+                sa.select(col(OutboxRow.id), col(OutboxRow.entity), col(OutboxRow.entity_id))
+                .where(col(OutboxRow.profile_id) == profile_id, col(OutboxRow.entity) != RENAME,
                        sa.or_(col(OutboxRow.delivered_at).is_(None), col(OutboxRow.delivered_at) >= moment))
                 .order_by(col(OutboxRow.id))
             ).all()
@@ -66,9 +66,9 @@ class Canonical:
         """(outbox id, old name, new name) of the renames the mirror has not followed yet, oldest first."""
         with self.db.read() as session:
             rows = session.execute(
-                sa.select(OutboxRow.id, ProfileRename.old_name, ProfileRename.new_name)
+                sa.select(col(OutboxRow.id), col(ProfileRename.old_name), col(ProfileRename.new_name))
                 .join(ProfileRename, col(ProfileRename.id) == OutboxRow.entity_id)
-                .where(col(OutboxRow.delivered_at).is_(None), OutboxRow.entity == RENAME)
+                .where(col(OutboxRow.delivered_at).is_(None), col(OutboxRow.entity) == RENAME)
                 .order_by(col(OutboxRow.id))
             ).all()
         return [(int(i), str(old), str(new)) for i, old, new in rows]
@@ -76,9 +76,9 @@ class Canonical:
     def profiles_with_pending(self) -> list[tuple[int, str]]:
         with self.db.read() as session:
             rows = session.execute(
-                sa.select(Profile.id, Profile.name)
+                sa.select(col(Profile.id), col(Profile.name))
                 .where(col(Profile.id).in_(
-                    sa.select(OutboxRow.profile_id).where(col(OutboxRow.delivered_at).is_(None)).distinct()
+                    sa.select(col(OutboxRow.profile_id)).where(col(OutboxRow.delivered_at).is_(None)).distinct()
                 ))
                 .order_by(col(Profile.id))
             ).all()
@@ -105,7 +105,7 @@ class Canonical:
         stmt = sa.select(sa.func.count(), sa.func.min(OutboxRow.created_at)).where(
             col(OutboxRow.delivered_at).is_(None))
         if profile_id is not None:
-            stmt = stmt.where(OutboxRow.profile_id == profile_id)
+            stmt = stmt.where(col(OutboxRow.profile_id) == profile_id)
         with self.db.read() as session:
             count, oldest = session.execute(stmt).one()
         return int(count), oldest
@@ -115,9 +115,11 @@ class Canonical:
         with self.db.read() as session:
             count, last_id = session.execute(
                 sa.select(sa.func.count(), sa.func.max(OutboxRow.id)).where(
-                    col(OutboxRow.delivered_at).is_(None), OutboxRow.profile_id == profile_id, OutboxRow.attempts > 0)
+                    col(OutboxRow.delivered_at).is_(None), col(OutboxRow.profile_id) == profile_id,
+                    col(OutboxRow.attempts) > 0)
             ).one()
-            reason = session.execute(sa.select(OutboxRow.last_error).where(OutboxRow.id == last_id)).scalar() \
+            reason = session.execute(
+                sa.select(col(OutboxRow.last_error)).where(col(OutboxRow.id) == last_id)).scalar() \
                 if last_id is not None else None
         return int(count), reason
 
@@ -125,7 +127,8 @@ class Canonical:
         with self.db.read() as session:
             return int(session.execute(
                 sa.select(sa.func.count()).where(col(OutboxRow.delivered_at).is_(None),
-                                                 OutboxRow.profile_id == profile_id, OutboxRow.entity == entity)
+                                                 col(OutboxRow.profile_id) == profile_id,
+                                                 col(OutboxRow.entity) == entity)
             ).scalar_one())
 
     # --- rows and versions -------------------------------------------------------------------------
@@ -135,9 +138,9 @@ class Canonical:
         then at least as new as its version, and any newer change has a larger id, delivered later."""
         with self.db.read() as session:
             rows = session.execute(
-                sa.select(OutboxRow.entity_id, sa.func.max(OutboxRow.id))
-                .where(OutboxRow.profile_id == profile_id, OutboxRow.entity == entity)
-                .group_by(OutboxRow.entity_id)
+                sa.select(col(OutboxRow.entity_id), sa.func.max(OutboxRow.id))
+                .where(col(OutboxRow.profile_id) == profile_id, col(OutboxRow.entity) == entity)
+                .group_by(col(OutboxRow.entity_id))
             ).all()
         return {int(e): int(v) for e, v in rows}
 
@@ -146,9 +149,9 @@ class Canonical:
         """Rows with their vector of the current model (or None); by ids, or a page in id order."""
         stmt = (
             sa.select(FactRow, FactVector)
-            .join(FactVector, sa.and_(col(FactVector.fact_id) == FactRow.id, FactVector.model == self.model_id),
+            .join(FactVector, sa.and_(col(FactVector.fact_id) == FactRow.id, col(FactVector.model) == self.model_id),
                   isouter=True)
-            .where(FactRow.profile_id == profile_id)
+            .where(col(FactRow.profile_id) == profile_id)
         )
         stmt = stmt.where(col(FactRow.id).in_(list(ids))) if ids is not None else \
             stmt.where(col(FactRow.id) > after_id).order_by(col(FactRow.id)).limit(limit)
@@ -174,8 +177,8 @@ class Canonical:
         cosines and late interaction are computed here, not asked of the cluster again)."""
         if not fact_ids:
             return {}
-        stmt = sa.select(FactVector.fact_id, FactVector.vector, FactVector.dim).where(
-            FactVector.profile_id == profile_id, FactVector.model == self.model_id,
+        stmt = sa.select(col(FactVector.fact_id), col(FactVector.vector), col(FactVector.dim)).where(
+            col(FactVector.profile_id) == profile_id, col(FactVector.model) == self.model_id,
             col(FactVector.fact_id).in_(list(fact_ids)))
         with self.db.connect() as conn:
             return {int(fact_id): vectors.embedding_from_bytes(data, int(dim))
@@ -183,7 +186,7 @@ class Canonical:
 
     def queries(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
                 limit: int = PAGE) -> list[QueryLogRow]:
-        stmt = sa.select(QueryLogRow).where(QueryLogRow.profile_id == profile_id)
+        stmt = sa.select(QueryLogRow).where(col(QueryLogRow.profile_id) == profile_id)
         stmt = stmt.where(col(QueryLogRow.id).in_(list(ids))) if ids is not None else \
             stmt.where(col(QueryLogRow.id) > after_id).order_by(col(QueryLogRow.id)).limit(limit)
         with self.db.read() as session:
@@ -206,7 +209,8 @@ class Canonical:
         with self.db.read() as session:
             count, top = session.execute(
                 sa.select(sa.func.count(), sa.func.max(QueryLogRow.id)).where(
-                    QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last)
+                    col(QueryLogRow.profile_id) == profile_id, col(QueryLogRow.day) >= first,
+                    col(QueryLogRow.day) <= last)
             ).one()
         return int(count), None if top is None else int(top)
 
@@ -224,7 +228,8 @@ class Canonical:
     def counts(self, profile_id: int) -> tuple[int, int]:
         """(facts, query-log rows) of the profile, for progress bars."""
         with self.db.read() as session:
-            facts = session.execute(sa.select(sa.func.count()).where(FactRow.profile_id == profile_id)).scalar_one()
+            facts = session.execute(
+                sa.select(sa.func.count()).where(col(FactRow.profile_id) == profile_id)).scalar_one()
             queries = session.execute(
-                sa.select(sa.func.count()).where(QueryLogRow.profile_id == profile_id)).scalar_one()
+                sa.select(sa.func.count()).where(col(QueryLogRow.profile_id) == profile_id)).scalar_one()
         return int(facts), int(queries)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from datetime import date
-from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
@@ -26,17 +25,18 @@ from service.store.tables import NEWEST_QUERIES, QueryLogResult, QueryLogRow, Qu
 SECTIONS = ("zero_match", "retired_only")
 
 
-def _section(name: str) -> Any:
-    inactive = QueryLogRow.inactive_matched
+def _section(name: str) -> sa.ColumnElement[bool]:
+    missed, inactive = col(QueryLogRow.matched_count) == 0, col(QueryLogRow.inactive_matched)
     if name == "retired_only":
-        return sa.and_(QueryLogRow.matched_count == 0, inactive > 0)
+        return sa.and_(missed, inactive > 0)
     if name == "zero_match":
-        return sa.and_(QueryLogRow.matched_count == 0, sa.or_(inactive.is_(None), inactive <= 0))
+        return sa.and_(missed, sa.or_(inactive.is_(None), inactive <= 0))
     raise ValueError(f"unknown section {name!r}")
 
 
-def _window(profile_id: int, first: date, last: date) -> list[Any]:
-    return [QueryLogRow.profile_id == profile_id, QueryLogRow.day >= first, QueryLogRow.day <= last]
+def _window(profile_id: int, first: date, last: date) -> list[sa.ColumnElement[bool]]:
+    day = col(QueryLogRow.day)
+    return [col(QueryLogRow.profile_id) == profile_id, day >= first, day <= last]
 
 
 class SqlMissReader:
@@ -52,20 +52,21 @@ class SqlMissReader:
         where = [*_window(profile_id, first, last), _section(section)]
         with self.db.read() as session:
             n = sa.func.count().label("n")
+            query = col(QueryLogRow.query)
             rows = session.execute(
-                sa.select(QueryLogRow.query, n, sa.func.min(QueryLogRow.created_at),
+                sa.select(query, n, sa.func.min(QueryLogRow.created_at),
                           sa.func.max(QueryLogRow.created_at), sa.func.count().over(),
                           sa.func.sum(sa.func.count()).over())
                 .where(*where)
-                .group_by(QueryLogRow.query)
-                .order_by(n.desc(), _name_order(session, QueryLogRow.query))
+                .group_by(query)
+                .order_by(n.desc(), _name_order(session, query))
                 .limit(limit)
             ).all()
             if not rows:
                 return [], 0, 0
             distinct, searches = int(rows[0][4]), int(rows[0][5])
             texts = [str(r[0]) for r in rows]
-            only = [col(QueryLogRow.query).in_(texts)] if distinct > len(texts) else []
+            only: list[sa.ColumnElement[bool]] = [query.in_(texts)] if distinct > len(texts) else []
             kinds = self._kinds(session, where + only)
             tags = self._tags(session, where + only)
             retired = self._retired(session, where + only) if section == "retired_only" else {}
@@ -74,34 +75,36 @@ class SqlMissReader:
                  for q, c, lo, hi, _, _ in rows]
         return items, distinct, searches
 
-    def _kinds(self, session: Session, where: list[Any]) -> dict[str, dict[str, int]]:
+    def _kinds(self, session: Session, where: list[sa.ColumnElement[bool]]) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = defaultdict(dict)
+        query, kind_ = col(QueryLogRow.query), col(QueryLogRow.kind)
         for q, kind, n in session.execute(
-            sa.select(QueryLogRow.query, QueryLogRow.kind, sa.func.count())
-            .where(*where, QueryLogRow.kind.is_not(None))
-            .group_by(QueryLogRow.query, QueryLogRow.kind)
+            sa.select(query, kind_, sa.func.count())
+            .where(*where, kind_.is_not(None))
+            .group_by(query, kind_)
         ):
             out[str(q)][str(kind)] = int(n)
         return out
 
-    def _tags(self, session: Session, where: list[Any]) -> dict[str, dict[str, int]]:
+    def _tags(self, session: Session, where: list[sa.ColumnElement[bool]]) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = defaultdict(dict)
+        query, tag_ = col(QueryLogRow.query), col(QueryLogTag.tag)
         for q, tag, n in session.execute(
-            sa.select(QueryLogRow.query, QueryLogTag.tag, sa.func.count())
+            sa.select(query, tag_, sa.func.count())
             .select_from(QueryLogTag)
-            .join(QueryLogRow, QueryLogRow.id == QueryLogTag.query_id)
+            .join(QueryLogRow, col(QueryLogRow.id) == QueryLogTag.query_id)
             .where(*where)  # driven from the missed rows (their index), tags found by primary key
-            .group_by(QueryLogRow.query, QueryLogTag.tag)
+            .group_by(query, tag_)
         ):
             out[str(q)][str(tag)] = int(n)
         return out
 
-    def _retired(self, session: Session, where: list[Any]) -> dict[str, Counter[str]]:
+    def _retired(self, session: Session, where: list[sa.ColumnElement[bool]]) -> dict[str, Counter[str]]:
         """Retired/superseded facts each text's searches matched (from query_log_results.inactive_uids)."""
         out: dict[str, Counter[str]] = defaultdict(Counter)
         for q, uids in session.execute(
-            sa.select(QueryLogRow.query, QueryLogResult.inactive_uids)
-            .join(QueryLogResult, QueryLogResult.query_id == QueryLogRow.id)
+            sa.select(col(QueryLogRow.query), col(QueryLogResult.inactive_uids))
+            .join(QueryLogResult, col(QueryLogResult.query_id) == QueryLogRow.id)
             .where(*where)
         ):
             out[str(q)].update(set(uids or []))

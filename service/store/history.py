@@ -30,7 +30,7 @@ def facts_at(session: Session, profile_id: int, at: datetime, *, status: str, be
     """Facts created at or before `at` whose status then was `status`, newest first (created_at, id), keyset-paged; or
     in recall order, or only those (never) recalled (the counts now: service.store.recalls.fetch)."""
     retired, superseded = _ended(at)
-    ended = {FactStatus.RETIRED: retired, FactStatus.SUPERSEDED: superseded}
+    ended: dict[str, sa.ColumnElement[bool]] = {FactStatus.RETIRED: retired, FactStatus.SUPERSEDED: superseded}
     then = ended.get(status, sa.not_(sa.or_(retired, superseded)))
     stmt = select(FactRow).where(FactRow.profile_id == profile_id, col(FactRow.created_at) <= at, then)
     return recalls.fetch(session, stmt, recalled=recalled, order=order, before_id=before_id,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from sqlmodel import col
 
 from service.contract import FactStatus
 from service.domain.late import Embedding
@@ -24,7 +25,7 @@ class SqlIndexSource:
 
     def profile_ids(self) -> list[int]:
         with self.db.connect() as conn:
-            return [int(i) for i in conn.execute(sa.select(Profile.id)).scalars()]
+            return [int(i) for i in conn.execute(sa.select(col(Profile.id))).scalars() if i is not None]
 
     def changes(self, profile_id: int, since: int, model: str) -> tuple[int, list[ChangedFact]]:
         with self.db.connect() as conn:

@@ -14,6 +14,7 @@ from sqlmodel import Session, col, select
 
 from service.domain.window import ANY, Window
 from service.domain.late import Embedding
+from service.domain.ports.records import FactRecord, QueryLogRecord, RedactionRecord, RevisionRecord, TokenRecord
 from service.store import aggregates as agg
 from service.store import changes
 from service.store import history
@@ -85,7 +86,7 @@ class SqlTokens(_Member):
         self.session.add(row)
         return row
 
-    def save(self, token: Token) -> None:
+    def save(self, token: TokenRecord) -> None:
         self._save(token)
 
     def by_id(self, token_id: str) -> Token | None:
@@ -161,7 +162,7 @@ class SqlRevisions(_Member):
         self.session.add(FactRevision(profile_id=profile_id, fact_id=fact_id, revision=revision, title=title,
                                       kind=kind, tags=tags, valid_from=valid_from, valid_to=valid_to))
 
-    def save(self, revision: FactRevision) -> None:
+    def save(self, revision: RevisionRecord) -> None:
         self._save(revision)
 
     def next_number(self, fact_id: int) -> int:
@@ -180,7 +181,7 @@ class SqlRedactions(_Member):
         self.session.add(record)
         return record
 
-    def save(self, record: FactRedaction) -> None:
+    def save(self, record: RedactionRecord) -> None:
         self._save(record)
 
     def of(self, fact_id: int) -> FactRedaction | None:
@@ -196,10 +197,10 @@ class SqlQueryLog(_Member):
 
     def insert(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         query_id = repo.insert_query_log(self.session, row, results, inactive_uids)
-        changes.record(self.session, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]
+        changes.record(self.session, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]  # the port types the row dict[str, object]
         return query_id
 
-    def save(self, row: QueryLogRow) -> None:
+    def save(self, row: QueryLogRecord) -> None:
         self._save(row)
 
     def newest(self, profile_id: int, limit: int) -> Sequence[QueryLogRow]:
@@ -234,7 +235,8 @@ class SqlQueryLog(_Member):
         found: dict[int, list[datetime]] = {}
         for source, created in self.session.exec(select(QueryLogRow.copied_from, QueryLogRow.created_at).where(
                 QueryLogRow.profile_id == profile_id, col(QueryLogRow.copied_from).is_not(None))):
-            found.setdefault(int(source), []).append(created)
+            if source is not None:  # always (NULLs are filtered out above): narrows the column's Optional type
+                found.setdefault(int(source), []).append(created)
         return found
 
     def kept_ids(self) -> None:
@@ -269,7 +271,7 @@ class SqlAggregates(_Member):
 
 
 class SqlVectors(_Member):
-    def put(self, row: FactRow, model: str, embedding: Embedding, now: datetime) -> None:
+    def put(self, row: FactRecord, model: str, embedding: Embedding, now: datetime) -> None:
         vectors.put(self.session, row, model, embedding, now)
 
     def store(self, profile_id: int, model: str, made: dict[int, Embedding]) -> None:

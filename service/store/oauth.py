@@ -6,16 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
 from service.store.oauth_tables import ConsentCode, OAuthClient, OAuthCode, OAuthGrant, OAuthRequest, OAuthTokenRow
-from service.store.tables import Profile
+from service.store.tables import Profile, table_of
 
-_TOKENS, _GRANTS = OAuthTokenRow.__table__, OAuthGrant.__table__  # type: ignore[attr-defined]
-_PROFILES = Profile.__table__  # type: ignore[attr-defined]
+_R = TypeVar("_R")
+_TOKENS, _GRANTS = table_of(OAuthTokenRow), table_of(OAuthGrant)
+_PROFILES = table_of(Profile)
+_CODES, _CONSENT_CODES = table_of(OAuthCode), table_of(ConsentCode)
 _ACCESS = (
     sa.select(_TOKENS.c.kind, _TOKENS.c.expires_at, _TOKENS.c.used_at, _GRANTS.c.resource, _GRANTS.c.revoked_at,
               _PROFILES.c.id.label("profile_id"), _PROFILES.c.name.label("profile_name"),
@@ -26,7 +28,7 @@ _ACCESS = (
 )
 
 
-def access(conn: sa.Connection, token_hash: str) -> sa.Row[Any] | None:
+def access(conn: sa.Connection, token_hash: str) -> sa.Row[*tuple[Any, ...]] | None:
     return conn.execute(_ACCESS, {"token_hash": token_hash}).first()
 
 
@@ -43,7 +45,7 @@ class SqlOAuthRows:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def _add(self, row: Any) -> Any:
+    def _add(self, row: _R) -> _R:
         self.session.add(row)
         self.session.flush()
         return row
@@ -52,10 +54,10 @@ class SqlOAuthRows:
         self.session.add_all(records)
         self.session.flush()
 
-    def _mark_used(self, table: Any, pk: int, at: datetime) -> bool:
-        result = self.session.execute(sa.update(table).where(table.c.id == pk, table.c.used_at.is_(None))
-                                      .values(used_at=at))
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    def _mark_used(self, table: sa.Table, pk: int, at: datetime) -> bool:
+        result = self.session.exec(sa.update(table).where(table.c.id == pk, table.c.used_at.is_(None))
+                                   .values(used_at=at))  # an UPDATE: a CursorResult
+        return bool(result.rowcount == 1)
 
     # --- clients ------------------------------------------------------------------------------------
 
@@ -63,7 +65,7 @@ class SqlOAuthRows:
         """The new client's row, or None when one with its client_id was stored meanwhile by another process (a
         metadata-document client adopted by two replicas at once): the caller rolls back and reads that one."""
         try:
-            return self._add(OAuthClient(**fields))  # type: ignore[no-any-return]
+            return self._add(OAuthClient(**fields))
         except sa.exc.IntegrityError:
             return None
 
@@ -80,14 +82,14 @@ class SqlOAuthRows:
     # --- requests and grants ------------------------------------------------------------------------
 
     def new_request(self, **fields: Any) -> OAuthRequest:
-        return self._add(OAuthRequest(**fields))  # type: ignore[no-any-return]
+        return self._add(OAuthRequest(**fields))
 
     def request(self, request_id: str, *, for_update: bool = False) -> OAuthRequest | None:
         stmt = select(OAuthRequest).where(OAuthRequest.request_id == request_id)
         return self.session.exec(stmt.with_for_update() if for_update else stmt).first()
 
     def new_grant(self, **fields: Any) -> OAuthGrant:
-        return self._add(OAuthGrant(**fields))  # type: ignore[no-any-return]
+        return self._add(OAuthGrant(**fields))
 
     def grant(self, grant_id: str) -> OAuthGrant | None:
         return self.session.exec(select(OAuthGrant).where(OAuthGrant.grant_id == grant_id)).first()
@@ -113,16 +115,16 @@ class SqlOAuthRows:
     # --- codes and tokens ---------------------------------------------------------------------------
 
     def new_code(self, **fields: Any) -> OAuthCode:
-        return self._add(OAuthCode(**fields))  # type: ignore[no-any-return]
+        return self._add(OAuthCode(**fields))
 
     def code(self, code_hash: str) -> OAuthCode | None:
         return self.session.exec(select(OAuthCode).where(OAuthCode.code_hash == code_hash)).first()
 
     def use_code(self, pk: int, at: datetime) -> bool:
-        return self._mark_used(OAuthCode.__table__, pk, at)  # type: ignore[attr-defined]
+        return self._mark_used(_CODES, pk, at)
 
     def new_token(self, **fields: Any) -> OAuthTokenRow:
-        return self._add(OAuthTokenRow(**fields))  # type: ignore[no-any-return]
+        return self._add(OAuthTokenRow(**fields))
 
     def token(self, token_hash: str) -> OAuthTokenRow | None:
         return self.session.exec(select(OAuthTokenRow).where(OAuthTokenRow.token_hash == token_hash)).first()
@@ -131,10 +133,10 @@ class SqlOAuthRows:
         return self._mark_used(_TOKENS, pk, at)
 
     def new_consent_code(self, **fields: Any) -> ConsentCode:
-        return self._add(ConsentCode(**fields))  # type: ignore[no-any-return]
+        return self._add(ConsentCode(**fields))
 
     def consent_code(self, code_hash: str) -> ConsentCode | None:
         return self.session.exec(select(ConsentCode).where(ConsentCode.code_hash == code_hash)).first()
 
     def use_consent_code(self, pk: int, at: datetime) -> bool:
-        return self._mark_used(ConsentCode.__table__, pk, at)  # type: ignore[attr-defined]
+        return self._mark_used(_CONSENT_CODES, pk, at)

@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from service.store.tables import FactRecall, FactRow
+from service.store.tables import FactRecall, FactRow, table_of
 
-_RECALLS = FactRecall.__table__  # type: ignore[attr-defined]
+_RECALLS = table_of(FactRecall)
 
 
 def _upsert(dialect: str) -> Any:
@@ -83,9 +83,9 @@ def fetch(session: Session, stmt: Any, *, recalled: str | None, order: str, befo
     return out
 
 
-_FACT_ID = FactRow.__table__.c.id  # type: ignore[attr-defined]
-_FACT_UID = FactRow.__table__.c.uid  # type: ignore[attr-defined]
-_FACT_CREATED = FactRow.__table__.c.created_at  # type: ignore[attr-defined]
+_FACT_ID = table_of(FactRow).c.id
+_FACT_UID = table_of(FactRow).c.uid
+_FACT_CREATED = table_of(FactRow).c.created_at
 _NEWEST = (_FACT_CREATED.desc(), _FACT_ID.desc())
 
 

@@ -39,7 +39,7 @@ def revision_rows(session: Session, fact_id: int) -> list[FactRevision]:
 
 def drop_vector(session: Session, fact_id: int) -> bool:
     """The fact's embedding is removed (derived from the words being redacted; the one row ever deleted)."""
-    result = session.execute(sa.delete(FactVector).where(col(FactVector.fact_id) == fact_id))
+    result = session.exec(sa.delete(FactVector).where(col(FactVector.fact_id) == fact_id))  # a CursorResult
     return bool(result.rowcount)
 
 
@@ -48,8 +48,8 @@ def query_texts(session: Session, profile_id: int) -> Iterator[tuple[int, str]]:
     after = 0
     while True:
         rows = session.execute(
-            sa.select(QueryLogRow.id, QueryLogRow.query)
-            .where(QueryLogRow.profile_id == profile_id, col(QueryLogRow.id) > after)
+            sa.select(col(QueryLogRow.id), col(QueryLogRow.query))
+            .where(col(QueryLogRow.profile_id) == profile_id, col(QueryLogRow.id) > after)
             .order_by(col(QueryLogRow.id)).limit(QUERY_PAGE)
         ).all()
         if not rows:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
@@ -23,6 +23,7 @@ from service.store.tables import (
     QueryLogRow,
     QueryLogTag,
     Token,
+    table_of,
 )
 
 
@@ -39,8 +40,8 @@ def profiles(session: Session) -> Sequence[Profile]:
 
 # The statements every search (and every authenticated call) runs are built once, with bind parameters:
 # building a SELECT costs more than executing it on SQLite (~80 vs ~60 microseconds, bench/floor.py).
-_TOKENS, _PROFILES, _FACTS = Token.__table__, Profile.__table__, FactRow.__table__  # type: ignore[attr-defined]
-_VECTORS = FactVector.__table__  # type: ignore[attr-defined]
+_TOKENS, _PROFILES, _FACTS = table_of(Token), table_of(Profile), table_of(FactRow)
+_VECTORS = table_of(FactVector)
 _TOKEN_CREDENTIAL = (
     sa.select(_TOKENS.c.token_id, _TOKENS.c.token_hash, _TOKENS.c.revoked_at, _PROFILES.c.id.label("profile_id"),
               _PROFILES.c.name.label("profile_name"), _PROFILES.c.created_at.label("profile_created_at"))
@@ -61,11 +62,11 @@ _FACTS_CHANGED = (
     .order_by(_FACTS.c.id)
 )
 _INSERT_FACT = sa.insert(_FACTS)
-_INSERT_FACT_TAG = sa.insert(FactTag.__table__)  # type: ignore[attr-defined]
+_INSERT_FACT_TAG = sa.insert(table_of(FactTag))
 _INSERT_VECTOR = sa.insert(_VECTORS)
-_INSERT_QUERY = sa.insert(QueryLogRow.__table__)  # type: ignore[attr-defined]
-_INSERT_QUERY_RESULT = sa.insert(QueryLogResult.__table__)  # type: ignore[attr-defined]
-_INSERT_QUERY_TAG = sa.insert(QueryLogTag.__table__)  # type: ignore[attr-defined]
+_INSERT_QUERY = sa.insert(table_of(QueryLogRow))
+_INSERT_QUERY_RESULT = sa.insert(table_of(QueryLogResult))
+_INSERT_QUERY_TAG = sa.insert(table_of(QueryLogTag))
 
 
 def token_credential(conn: sa.Connection | Session, token_hash: str) -> sa.Row[Any] | None:
@@ -110,7 +111,7 @@ def insert_fact(conn: sa.Connection, fields: dict[str, Any], seq: int, vector: d
     service.store.changes): the row with change_seq set, its fact_tags (current; active as the fact is) and
     its vector (model, dim, vector, created_at) when given. Returns the fact's id."""
     profile_id = fields["profile_id"]
-    fact_id = int(conn.execute(_INSERT_FACT, {**fields, "change_seq": seq}).inserted_primary_key[0])
+    fact_id = _inserted_id(conn.execute(_INSERT_FACT, {**fields, "change_seq": seq}))
     if fields["tags"]:
         active = fields["status"] == FactStatus.ACTIVE
         conn.execute(_INSERT_FACT_TAG, [{"fact_id": fact_id, "tag": tag, "profile_id": profile_id, "current": True,
@@ -118,6 +119,14 @@ def insert_fact(conn: sa.Connection, fields: dict[str, Any], seq: int, vector: d
     if vector is not None:
         conn.execute(_INSERT_VECTOR, {**vector, "fact_id": fact_id, "profile_id": profile_id})
     return fact_id
+
+
+def _inserted_id(result: sa.Result[Any]) -> int:
+    """The id a single-row Core INSERT gave its row. Session.execute types its result a plain Result (an
+    INSERT's is a CursorResult), and inserted_primary_key is typed Optional (None: nothing was inserted)."""
+    key = cast(sa.CursorResult[Any], result).inserted_primary_key
+    assert key is not None
+    return int(key[0])
 
 
 def facts_by_uid(conn: sa.Connection | Session, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
@@ -155,7 +164,7 @@ def sync_fact_tags(session: Session, row: FactRow) -> None:
 
 def next_revision(session: Session, fact_id: int) -> int:
     current = session.execute(
-        sa.select(sa.func.max(FactRevision.revision)).where(FactRevision.fact_id == fact_id)
+        sa.select(sa.func.max(FactRevision.revision)).where(col(FactRevision.fact_id) == fact_id)
     ).scalar_one()
     return int(current or 0) + 1
 
@@ -211,9 +220,9 @@ def facts_changed_since(conn: sa.Connection | Session, profile_id: int, seq: int
 
 
 def count_facts(session: Session, profile_id: int, status: str | None = "active") -> int:
-    stmt = sa.select(sa.func.count()).select_from(FactRow).where(FactRow.profile_id == profile_id)
+    stmt = sa.select(sa.func.count()).select_from(FactRow).where(col(FactRow.profile_id) == profile_id)
     if status:
-        stmt = stmt.where(FactRow.status == status)
+        stmt = stmt.where(col(FactRow.status) == status)
     return int(session.execute(stmt).scalar_one())
 
 
@@ -222,7 +231,7 @@ def advance_id_sequence(session: Session, table: type[SQLModel]) -> None:
     picks max(rowid) + 1 by itself)."""
     if session.get_bind().dialect.name != "postgresql":
         return
-    name = table.__tablename__  # type: ignore[attr-defined]
+    name = table.__tablename__
     session.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
                             f"GREATEST((SELECT MAX(id) FROM {name}), 1))"))
 
@@ -235,14 +244,14 @@ def insert_query_log(session: sa.Connection | Session, row: dict[str, object], r
     cost more than the rest of a lexical search (bench/breakdown.py, py-spy).
     """
     values = {("result_limit" if key == "limit" else key): value for key, value in row.items()}
-    query_id = int(session.execute(_INSERT_QUERY, values).inserted_primary_key[0])
+    query_id = _inserted_id(session.execute(_INSERT_QUERY, values))
     session.execute(_INSERT_QUERY_RESULT, {
         "query_id": query_id, "profile_id": row["profile_id"], "results": results, "inactive_uids": inactive_uids})
-    tags = list(row["tags"])  # type: ignore[call-overload]
+    tags = list(row["tags"])  # type: ignore[call-overload]  # the port types the row dict[str, object]
     if tags:
         session.execute(_INSERT_QUERY_TAG, [
             {"query_id": query_id, "tag": tag, "profile_id": row["profile_id"], "day": row["day"]} for tag in tags])
     returned = (item.get("uid") for item in results)
-    recalls.count(session, int(row["profile_id"]), (uid for uid in returned if isinstance(uid, str)),  # type: ignore[call-overload]
-                  row["created_at"])  # type: ignore[arg-type]
+    recalls.count(session, int(row["profile_id"]), (uid for uid in returned if isinstance(uid, str)),  # type: ignore[call-overload]  # the port types the row dict[str, object]
+                  row["created_at"])  # type: ignore[arg-type]  # the port types the row dict[str, object]
     return query_id

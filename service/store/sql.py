@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 from sqlmodel import Session
@@ -33,19 +33,24 @@ from service.store import changes
 from service.store.changes import Outbox
 
 log = logging.getLogger(__name__)
+_M = TypeVar("_M")
 
 
-class _member:
+class _member(Generic[_M]):
     """A member built on first use and kept for the rest of the unit of work (functools.cached_property
     without its lock, which Python 3.11 takes on every first access)."""
 
-    def __init__(self, build: Callable[[SqlUnitOfWork], Any]) -> None:
+    def __init__(self, build: Callable[[SqlUnitOfWork], _M]) -> None:
         self.build = build
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, uow: SqlUnitOfWork | None, owner: type | None = None) -> Any:
+    @overload
+    def __get__(self, uow: None, owner: type | None = None) -> _member[_M]: ...
+    @overload
+    def __get__(self, uow: SqlUnitOfWork, owner: type | None = None) -> _M: ...
+    def __get__(self, uow: SqlUnitOfWork | None, owner: type | None = None) -> _M | _member[_M]:
         if uow is None:  # looked up on the class
             return self
         member = uow.__dict__[self.name] = self.build(uow)  # found in the instance from now on
@@ -53,19 +58,17 @@ class _member:
 
 
 class SqlUnitOfWork:
-    profiles: members.SqlProfiles = _member(  # type: ignore[assignment]
-        lambda u: members.SqlProfiles(u.session, u.mirror_outbox))
-    tokens: members.SqlTokens = _member(lambda u: members.SqlTokens(u.session))  # type: ignore[assignment]
-    facts: members.SqlFacts = _member(lambda u: members.SqlFacts(u.session))  # type: ignore[assignment]
-    revisions: members.SqlRevisions = _member(lambda u: members.SqlRevisions(u.session))  # type: ignore[assignment]
-    redactions: members.SqlRedactions = _member(  # type: ignore[assignment]
-        lambda u: members.SqlRedactions(u.session))
-    query_log: members.SqlQueryLog = _member(  # type: ignore[assignment]
-        lambda u: members.SqlQueryLog(u.session, u.mirror_outbox))
-    aggregates: members.SqlAggregates = _member(  # type: ignore[assignment]
-        lambda u: members.SqlAggregates(u.session))
-    vectors: members.SqlVectors = _member(lambda u: members.SqlVectors(u.session))  # type: ignore[assignment]
-    oauth: oauth_rows.SqlOAuthRows = _member(lambda u: oauth_rows.SqlOAuthRows(u.session))  # type: ignore[assignment]
+    session: Session
+    mirror_outbox: Outbox
+    profiles = _member(lambda u: members.SqlProfiles(u.session, u.mirror_outbox))
+    tokens = _member(lambda u: members.SqlTokens(u.session))
+    facts = _member(lambda u: members.SqlFacts(u.session))
+    revisions = _member(lambda u: members.SqlRevisions(u.session))
+    redactions = _member(lambda u: members.SqlRedactions(u.session))
+    query_log = _member(lambda u: members.SqlQueryLog(u.session, u.mirror_outbox))
+    aggregates = _member(lambda u: members.SqlAggregates(u.session))
+    vectors = _member(lambda u: members.SqlVectors(u.session))
+    oauth = _member(lambda u: oauth_rows.SqlOAuthRows(u.session))
 
     def __init__(self, session: Session, outbox: Outbox) -> None:
         self.session = session
@@ -147,11 +150,11 @@ class SqlStore:
 
     def credential(self, token_hash: str, *, at_once: bool = False) -> CredentialRecord | None:
         with (self.db.at_once() if at_once else self.db.connect()) as conn:  # every request: one Core SELECT
-            return repo.token_credential(conn, token_hash)  # type: ignore[return-value]
+            return repo.token_credential(conn, token_hash)
 
     def oauth_credential(self, token_hash: str) -> AccessRecord | None:
         with self.db.connect() as conn:
-            return oauth_rows.access(conn, token_hash)  # type: ignore[return-value]
+            return oauth_rows.access(conn, token_hash)
 
     def facts_by_uid(self, profile_id: int, uids: Iterable[str]) -> dict[str, Fact]:
         uids = list(uids)
@@ -163,7 +166,7 @@ class SqlStore:
     def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         with self.db.transaction() as conn:  # every search writes: Core INSERTs on a plain connection
             query_id = repo.insert_query_log(conn, row, results, inactive_uids)
-            changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]
+            changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]  # the port types the row dict[str, object]
             return query_id
 
     def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> Fact:
@@ -206,7 +209,9 @@ class SqlStore:
                     "fact_revisions and query_log (docs/reviewers.md, Redaction); WAL archives and backups still hold them"]
         raw = self.db.engine.raw_connection()
         try:
-            busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            sqlite = raw.driver_connection  # the sqlite3 connection (typed Optional: a checked-out one has it)
+            assert sqlite is not None
+            busy, _, _ = sqlite.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         finally:
             raw.close()
         if busy:

@@ -15,6 +15,11 @@ from sqlmodel import Field, SQLModel
 from service.store.column_types import UTCDateTime
 
 
+def table_of(model: type[SQLModel]) -> sa.Table:
+    """A table model's Core Table, typed (for Core statements built once, at import)."""
+    return model.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__ at run time, undeclared in its types
+
+
 def _ts(nullable: bool = False, index: bool = False) -> Any:
     return Field(default=None, sa_column=sa.Column(UTCDateTime(), nullable=nullable, index=index))
 
@@ -188,7 +193,7 @@ class QueryLogRow(SQLModel, table=True):
 
 
 # The query log newest first: by time, then id (an imported row keeps its created_at under a newer id).
-NEWEST_QUERIES = (QueryLogRow.__table__.c.created_at.desc(), QueryLogRow.__table__.c.id.desc())  # type: ignore[attr-defined]
+NEWEST_QUERIES = (table_of(QueryLogRow).c.created_at.desc(), table_of(QueryLogRow).c.id.desc())
 
 class QueryLogResult(SQLModel, table=True):
     """What a search handed back (uids with lexical, vector and fused scores), read one row at a time.

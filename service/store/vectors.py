@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from service.clock import utcnow
 from service.contract import FactStatus
 from service.domain.late import Embedding, TokenVectors
+from service.domain.ports.records import FactRecord
 from service.store import repository as repo
 from service.store.engine import Database
 from service.store import changes
@@ -20,7 +21,7 @@ from service.store.changes import Outbox
 from service.store.tables import FactRow, FactVector
 
 
-def put(session: Session, row: FactRow, model: str, embedding: Embedding, now: datetime) -> None:
+def put(session: Session, row: FactRecord, model: str, embedding: Embedding, now: datetime) -> None:
     """The fact's vector (and token vectors) of `model`, replacing any earlier one (one vector per fact)."""
     assert row.id is not None
     data, dim = to_bytes(embedding), int(embedding.vector.shape[0])
@@ -85,14 +86,16 @@ def store_in(session: Session, profile_id: int, model: str, vectors: dict[int, E
 
 def models(session: Session) -> dict[str, int]:
     """Stored vectors per model, every profile."""
-    rows = session.execute(sa.select(FactVector.model, sa.func.count()).group_by(FactVector.model)).all()
+    model = col(FactVector.model)
+    rows = session.execute(sa.select(model, sa.func.count()).group_by(model)).all()
     return {str(m): int(n) for m, n in rows}
 
 
 def models_of(session: Session, profile_id: int) -> dict[str, int]:
+    model = col(FactVector.model)
     rows = session.execute(
-        sa.select(FactVector.model, sa.func.count()).where(FactVector.profile_id == profile_id)
-        .group_by(FactVector.model)
+        sa.select(model, sa.func.count()).where(col(FactVector.profile_id) == profile_id)
+        .group_by(model)
     ).all()
     return {str(m): int(n) for m, n in rows}
 
@@ -104,12 +107,13 @@ def needing(session: Session, profile_id: int, model: str, *, everything: bool) 
     if not everything:
         current = select(FactVector.fact_id).where(FactVector.profile_id == profile_id, FactVector.model == model)
         stmt = stmt.where(col(FactRow.id).not_in(current))
-    return [int(i) for i in session.exec(stmt.order_by(col(FactRow.id))).all()]
+    ids = session.exec(stmt.order_by(col(FactRow.id))).all()
+    return [int(i) for i in ids if i is not None]  # the primary key: None only in the model's Python type
 
 
 def unembedded(db: Database, model: str, limit: int) -> list[FactRow]:
     """Facts (any profile) without a vector of `model`, oldest first (redacted facts have none on purpose)."""
-    current = sa.select(FactVector.fact_id).where(FactVector.model == model)
+    current = sa.select(col(FactVector.fact_id)).where(col(FactVector.model) == model)
     with db.read() as session:
         return [r[0] for r in session.execute(
             sa.select(FactRow).where(col(FactRow.id).not_in(current), col(FactRow.redacted_at).is_(None))
@@ -121,14 +125,14 @@ def active_of(session: Session, profile_id: int, model: str) -> tuple[list[str],
     """The profile's active facts with a vector of `model`: their uids (oldest first) and vectors (one row
     each); and how many active facts have none of this model (not embedded yet, or redacted)."""
     rows = session.execute(
-        sa.select(FactRow.uid, FactVector.dim, FactVector.vector)
+        sa.select(col(FactRow.uid), col(FactVector.dim), col(FactVector.vector))
         .join(FactVector, col(FactVector.fact_id) == col(FactRow.id))
-        .where(FactRow.profile_id == profile_id, FactRow.status == FactStatus.ACTIVE.value,
-               FactVector.model == model)
+        .where(col(FactRow.profile_id) == profile_id, col(FactRow.status) == FactStatus.ACTIVE.value,
+               col(FactVector.model) == model)
         .order_by(col(FactRow.id))
     ).all()
     active = session.execute(sa.select(sa.func.count()).select_from(FactRow).where(
-        FactRow.profile_id == profile_id, FactRow.status == FactStatus.ACTIVE.value)).scalar_one()
+        col(FactRow.profile_id) == profile_id, col(FactRow.status) == FactStatus.ACTIVE.value)).scalar_one()
     if not rows:
         return [], np.zeros((0, 0), dtype=np.float32), int(active)
     matrix = np.vstack([from_bytes(data, dim) for _, dim, data in rows])

@@ -45,7 +45,7 @@ def server_metadata(issuer: str) -> dict[str, Any]:
 def resource_metadata(resources: Resources, profile: str | None) -> dict[str, Any]:
     name = f"memory profile {profile}" if profile else "memory (the profile is the one a grant names)"
     return ProtectedResourceMetadata(
-        resource=resources.of(profile), authorization_servers=[resources.issuer],  # type: ignore[list-item]
+        resource=resources.of(profile), authorization_servers=[resources.issuer],
         bearer_methods_supported=["header"], resource_name=name,
     ).model_dump(mode="json", exclude_none=True)
 

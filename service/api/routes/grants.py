@@ -3,7 +3,7 @@ static token only (an OAuth access token opens the MCP endpoint, not this API)."
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
@@ -15,7 +15,7 @@ router = APIRouter(tags=["grants"])
 
 GrantId = Annotated[str, Path(min_length=20, max_length=20, pattern=r"^grt_[0-9a-f]{16}$",
                               description="A grant's id, as listed (`grt_` and 16 hex digits).")]
-NOT_FOUND = {404: {"description": "No such grant in this profile.",
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such grant in this profile.",
                    "content": {"application/json": {"schema": ERROR_SCHEMA}}}}
 
 

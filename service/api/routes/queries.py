@@ -23,7 +23,7 @@ Days = Annotated[int, Query(ge=1, le=DAYS_MAX, description=f"Window in whole UTC
 @router.get("/api/{profile}/queries", response_model_exclude_unset=True, responses=authenticated())
 def list_queries(profile: ProfileDep, svc: ServicesDep, limit: Limit = LISTING_DEFAULT) -> QueriesBody:
     """The query log, newest first, capped at the 500 newest rows (contract.LISTING_MAX)."""
-    return QueriesBody(profile=profile.name, queries=svc.query_log.listing(profile, limit))  # type: ignore[arg-type]
+    return QueriesBody(profile=profile.name, queries=svc.query_log.listing(profile, limit))
 
 
 @router.get("/api/{profile}/queries/summary", response_model_exclude_unset=True, responses=authenticated())
@@ -67,4 +67,4 @@ def one_query(
     query_id: Annotated[int, Path(ge=1, le=contract.MAX_ROW_ID, description="Query-log row id."), WholeNumber],
 ) -> QueryBody:
     """One query-log row with what it handed back: uids with lexical, vector and fused scores."""
-    return QueryBody(profile=profile.name, query=svc.query_log.get(profile, query_id))  # type: ignore[arg-type]
+    return QueryBody(profile=profile.name, query=svc.query_log.get(profile, query_id))

@@ -21,7 +21,7 @@ fields (service.domain.lifecycle for the status transitions) and the store finds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -85,9 +85,9 @@ class Facts(Protocol):
     def any_profile(self, uid: str, *, for_update: bool = False) -> FactRecord | None:
         """A fact by uid whatever its profile (uids are unique in the store)."""
 
-    def by_uids(self, profile_id: int, uids: Iterable[str]) -> dict[str, FactRecord]: ...
+    def by_uids(self, profile_id: int, uids: Iterable[str]) -> Mapping[str, FactRecord]: ...
 
-    def by_ids(self, profile_id: int, ids: Iterable[int]) -> dict[int, FactRecord]: ...
+    def by_ids(self, profile_id: int, ids: Iterable[int]) -> Mapping[int, FactRecord]: ...
 
     def owners(self, uids: Iterable[str]) -> dict[str, int]:
         """uid -> profile id, for the uids that exist in any profile."""
@@ -96,12 +96,12 @@ class Facts(Protocol):
         """copied_from -> uid of the profile's facts imported from another profile's export (the oldest fact
         when two name the same source)."""
 
-    def recent(self, profile_id: int, *, limit: int, kind: str | None) -> list[FactRecord]:
+    def recent(self, profile_id: int, *, limit: int, kind: str | None) -> Sequence[FactRecord]:
         """Active facts, newest updated_at first."""
 
     def page(self, profile_id: int, *, status: str | None, kind: str | None, tag: str | None, limit: int,
              before_id: int | None, recalled: str | None = None, order: str = "newest",
-             before_recall: tuple[int, int] | None = None, window: Window = ANY) -> list[FactRecord]:
+             before_recall: tuple[int, int] | None = None, window: Window = ANY) -> Sequence[FactRecord]:
         """Newest first (by id), keyset-paged with before_id; `tag`: facts carrying it now; `window`: updated_at
         inside it (both ends included). order "recalled":
         most recalled first, ties newest first, paged with before_recall (count, id); recalled "never" / "ever":
@@ -118,7 +118,7 @@ class Facts(Protocol):
 
     def at(self, profile_id: int, at: datetime, *, status: str, before_id: int | None,
            limit: int, recalled: str | None = None, order: str = "newest",
-           before_recall: tuple[int, int] | None = None) -> list[FactRecord]:
+           before_recall: tuple[int, int] | None = None) -> Sequence[FactRecord]:
         """Facts created at or before `at` whose status then was `status`, newest first, keyset-paged
         (a fact retired or superseded after `at` was active then); `recalled` and `order` as for page()."""
 
@@ -131,10 +131,10 @@ class Revisions(Protocol):
 
     def next_number(self, fact_id: int) -> int: ...
 
-    def of(self, fact_id: int) -> list[RevisionRecord]:
+    def of(self, fact_id: int) -> Sequence[RevisionRecord]:
         """The fact's revisions, by number."""
 
-    def of_facts(self, fact_ids: Iterable[int]) -> dict[int, list[RevisionRecord]]:
+    def of_facts(self, fact_ids: Iterable[int]) -> Mapping[int, Sequence[RevisionRecord]]:
         """Each fact's revisions, by number (an empty list for a fact without any)."""
 
 
@@ -160,7 +160,7 @@ class QueryLogStore(Protocol):
 
     def any_profile(self, query_id: int) -> QueryLogRecord | None: ...
 
-    def by_ids(self, ids: list[int]) -> list[QueryLogRecord]: ...
+    def by_ids(self, ids: list[int]) -> Sequence[QueryLogRecord]: ...
 
     def results_of(self, query_id: int) -> QueryResultRecord | None: ...
 

@@ -101,9 +101,14 @@ class AccessRecord(Protocol):
 class GrantListing(Protocol):
     """A grant as listed (CLI, REST, dashboard): its record, its client's and when a token was last issued."""
 
-    grant: GrantRecord
-    client: ClientRecord
-    last_issued_at: datetime | None
+    @property
+    def grant(self) -> GrantRecord: ...
+
+    @property
+    def client(self) -> ClientRecord: ...
+
+    @property
+    def last_issued_at(self) -> datetime | None: ...
 
 
 class OAuthRows(Protocol):

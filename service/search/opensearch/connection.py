@@ -122,8 +122,8 @@ class MirrorConnection(Urllib3HttpConnection):
         try:
             return super().perform_request(method, url, params, body, timeout, ignore, headers)
         except OpenSearchException as exc:
-            exc.endpoint = self.endpoint  # type: ignore[attr-defined]
-            exc.timeout_s = timeout or self.timeout  # type: ignore[attr-defined]
+            exc.endpoint = self.endpoint  # type: ignore[attr-defined]  # context carried on opensearch-py's exception
+            exc.timeout_s = timeout or self.timeout  # type: ignore[attr-defined]  # (read back with getattr)
             raise
 
     def __repr__(self) -> str:
@@ -210,7 +210,7 @@ def classify(exc: OpenSearchException, action: str) -> BackendUnavailable:
     if isinstance(exc, TransportConnectionError):  # SSLError is one too
         return _connection_failure(exc, endpoint, action)
     if _error_type(exc):  # the cluster answered with an error body: what it said, and what to do
-        return BackendUnavailable(f"opensearch {action}: {explain(exc.info)}")
+        return BackendUnavailable(f"opensearch {action}: {explain(getattr(exc, 'info', None))}")
     return BackendUnavailable(f"opensearch {action}: {_line(str(exc))}")
 
 

@@ -102,7 +102,7 @@ class IndexManager:
             try:
                 with translated("get search pipeline"):
                     found = self.client.search_pipeline.get(id=self.names.pipeline)
-                installed = next(iter(found.values()), {})
+                installed: dict[str, Any] = next(iter(found.values()), {})
             except IndexMissing:
                 out.append(f"search pipeline {self.names.pipeline} is missing")
             else:

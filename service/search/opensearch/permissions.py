@@ -192,7 +192,7 @@ def denials(client: OpenSearch, names: Names) -> Findings:
         if probe.needs_alias and not alias_exists:
             continue
         answer: list[Any] = []
-        denial = _denied(probe.permission, probe.on, lambda probe=probe: answer.append(probe.call(client)))
+        denial = _denied(probe.permission, probe.on, lambda: answer.append(probe.call(client)))  # called at once
         if probe.on == "cluster":
             found.tried_cluster += 1
         else:
@@ -246,4 +246,9 @@ def problems(found: Findings, names: Names) -> list[str]:
 
 def _unique(found: list[Denial]) -> list[Denial]:
     seen: set[tuple[str, str]] = set()
-    return [d for d in found if (d.permission, d.on) not in seen and not seen.add((d.permission, d.on))]
+    out: list[Denial] = []
+    for d in found:
+        if (d.permission, d.on) not in seen:
+            seen.add((d.permission, d.on))
+            out.append(d)
+    return out

@@ -98,7 +98,7 @@ def version_of(index: str, alias_name: str) -> int | None:
 def load(name: str) -> dict[str, Any]:
     """A body from index_templates/ exactly as stored (callers get their own deep copy via render_*)."""
     with open(TEMPLATE_DIR / f"{name}.json", encoding="utf-8") as handle:
-        return json.load(handle)  # type: ignore[no-any-return]
+        return json.load(handle)
 
 
 def fingerprint(body: dict[str, Any]) -> str:
