@@ -4,7 +4,8 @@ and checked here, so that an upgrade that moves one fails this file by name inst
 - mcp (service/mcp/exchange.py, the lean tools/call path): StreamableHTTPSessionManager's `_task_group` (set
   while it runs) and `_lifespan_state`; service/mcp/server.py: MCPServer's `_tool_manager` (list_tools,
   get_tool; a Tool's `parameters` and `fn_metadata.output_schema`, read live by the SDK);
-- typer (service/cli/help_types.py): TyperOption/TyperArgument.display_type_rich, wrapped once;
+- typer (service/cli/help_types.py): TyperOption/TyperArgument.display_type_rich, wrapped once; and, for the
+  type checker only (service/cli/duplicates.py), `typer._click`, the click TyperGroup's methods are typed with;
 - uvicorn (service/api/http_server.py): H11Protocol's `connections` set, `conn`, `loop` and the four
   callbacks the service's protocol overrides.
 """
@@ -91,3 +92,13 @@ def test_uvicorn_h11_protocol() -> None:
     source = inspect.getsource(H11Protocol.__init__)
     for attribute in ("self.connections", "self.conn", "self.loop"):
         assert attribute in source, attribute
+
+
+def test_typer_runs_on_its_own_click_whose_types_duplicates_py_names() -> None:
+    """service/cli/duplicates.py types TyperGroup.resolve_command with typer._click's Context and Command (under
+    TYPE_CHECKING only): the module must exist and TyperGroup derive from its Command."""
+    from typer import _click
+    from typer.core import TyperGroup
+
+    assert issubclass(TyperGroup, _click.Command)
+    assert hasattr(_click, "Context") and hasattr(_click, "Command")

@@ -3,11 +3,13 @@ the near-duplicate groups of a profile (service.domain.curation) and retiring th
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer import _click  # the click typer runs on (its own copy): the types TyperGroup's methods take
 from typer.core import TyperGroup
+
+if TYPE_CHECKING:  # for mypy only, never imported at run time: typer's own copy of click, the types TyperGroup's
+    from typer import _click  # methods take (guarded: tests/test_dependency_internals.py)
 
 from service.cli.output import emit, failures
 from service.clock import isoformat
