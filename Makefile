@@ -38,15 +38,14 @@ run: setup
 # (open: the security plugin 3.x is not on Maven Central, so the `secured` tests are not in that pass).
 # Two pytest-xdist workers (this machine has 2 cores): each starts its own PostgreSQL cluster and OpenSearch node.
 test: setup-test
-	$(BIN)/python -m mypy service
 	$(BIN)/python -m pytest -n 2
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -n 2 -m "opensearch and not secured" -p no:cacheprovider
 
-# The fast tier, for every change: no PostgreSQL, OpenSearch, model, browser, Node client, benchmark or Docker
-# (what `make test` adds), two workers (pytest-xdist). About 2 minutes on 2 cores.
-FAST := not postgres and not opensearch and not osmem and not model and not containers
+# The fast tier, for every change: no PostgreSQL, OpenSearch, model, browser, Node client, benchmark, Docker, or
+# test that starts or kills `memory serve` or fuzzes the REST API (what `make test` adds); the types are checked
+# (tests/test_types.py). Two workers (pytest-xdist). About 2 minutes on 2 cores.
+FAST := not postgres and not opensearch and not osmem and not model and not containers and not process
 test-fast: setup-test
-	$(BIN)/python -m mypy service
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider -m "$(FAST)" --ignore=tests/ui --ignore=tests/clients --ignore=tests/bench
 
 # The container tests on a Docker engine (started if none answers, and stopped afterwards only then): the images

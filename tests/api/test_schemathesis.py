@@ -27,6 +27,8 @@ from service.contract import PROFILE_NAME
 from tests.conftest import make_profile
 from tests.support.server import running
 
+pytestmark = pytest.mark.process  # not in the fast tier (Makefile FAST)
+
 EXAMPLES = 40  # per operation and mode (positive, negative) in the fuzzing phase; 14 operations
 
 

@@ -15,10 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from service.config import Settings
 from service.container import build_services
 from bench.lib.postgres import free_port
+
+pytestmark = pytest.mark.process  # not in the fast tier (Makefile FAST)
 
 WRITERS = 6
 RUN_SECONDS = 2.0

@@ -17,6 +17,8 @@ import pytest
 
 from bench.lib.postgres import free_port
 
+pytestmark = pytest.mark.process  # not in the fast tier (Makefile FAST)
+
 
 def serve(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     values = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path), "MEMORY_EMBEDDER": "none", **env}
