@@ -42,7 +42,8 @@ test: setup-test
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -n 2 -m "opensearch and not secured" -p no:cacheprovider
 
 # The fast tier, for every change: no PostgreSQL, OpenSearch, model, browser, Node client, benchmark, Docker, or
-# test that starts or kills `memory serve` or fuzzes the REST API (what `make test` adds); the types are checked
+# test that runs `memory serve` or a console script as a process of its own, kills it, or fuzzes the REST API
+# (marker `process`; what `make test` adds); the types are checked
 # (tests/test_types.py). Two workers (pytest-xdist). About 2 minutes on 2 cores.
 FAST := not postgres and not opensearch and not osmem and not model and not containers and not process
 test-fast: setup-test

@@ -124,6 +124,7 @@ def console_script(*args: str, env: dict[str, str]) -> subprocess.CompletedProce
                           env={**os.environ, **env})
 
 
+@pytest.mark.process  # a console script in a subprocess per case: not in the fast tier
 @pytest.mark.parametrize(
     ("args", "message", "param"),
     [
@@ -147,12 +148,14 @@ def test_usage_errors_with_json_are_one_json_object(sqlite_env: dict[str, str], 
     assert plain.returncode == 2 and plain.stdout == "" and "Usage: " in plain.stderr
 
 
+@pytest.mark.process  # a console script in a subprocess per case: not in the fast tier
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_every_command_answers_an_unknown_option_in_json(sqlite_env: dict[str, str], command: list[str]) -> None:
     done = console_script(*command, "--no-such-option", "--json", env=sqlite_env)
     assert done.returncode == 2 and json.loads(done.stdout)["error"]["param"] == "--no-such-option", done.stderr
 
 
+@pytest.mark.process  # a console script in a subprocess per case: not in the fast tier
 def test_the_console_script_keeps_exit_codes_and_help_with_json(sqlite_env: dict[str, str]) -> None:
     done = console_script("profile", "create", "work", "--json", env=sqlite_env)
     assert done.returncode == 0 and json.loads(done.stdout) == {"profile": "work", "created": True}

@@ -20,6 +20,8 @@ from urllib.parse import quote
 import certifi
 import pytest
 
+pytestmark = pytest.mark.process  # a real `memory check` process: not in the fast tier (Makefile FAST)
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "Walrus-Lantern-4471-pw"
 USER = "memory"
