@@ -113,12 +113,17 @@ def test_requests_beyond_max_requests_get_a_json_503(sqlite_services: Services) 
         held.sendall(b"POST /mcp/alpha HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
                      b"Authorization: Bearer " + alpha.token.encode() + b"\r\n"
                      b"Content-Type: application/json\r\n\r\n{")
-        try:  # once the held request is in flight
-            response = until(lambda: (r := _healthz(port)).status_code == 503 and r, 0.3, every=0.05,
-                             what="/healthz refused while the held request is in flight")
+        answer: list[httpx.Response] = []
+
+        def refused() -> bool:  # once the held request is in flight
+            answer[:] = [_healthz(port)]
+            return answer[0].status_code == 503
+
+        try:
+            until(refused, 0.3, every=0.05, what="/healthz refused while the held request is in flight")
         finally:
             held.close()
-        assert "MEMORY_MAX_REQUESTS" in response.json()["error"]["message"]
+        assert "MEMORY_MAX_REQUESTS" in answer[0].json()["error"]["message"]
         until(lambda: _healthz(port).status_code == 200, 0.3, every=0.05,
               what="/healthz answering again once the held request is gone")
 
