@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
 from bench.lib.postgres import free_port  # noqa: E402
+from bench.lib.waiting import until  # noqa: E402
 
 
 def memory(*args: str, env: dict[str, str]) -> str:
@@ -109,16 +110,17 @@ def main() -> int:
                                   stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 120
-            while True:
+            def ready() -> bool:
                 try:
                     if httpx.get(f"{url}/readyz", timeout=2).json().get("ready"):
-                        break
+                        return True
                 except (httpx.HTTPError, ValueError):
                     pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("memory serve did not become ready")
-                time.sleep(0.2)
+                if server.poll() is not None:
+                    raise SystemExit(f"memory serve did not become ready: it exited ({server.returncode})")
+                return False
+
+            until(ready, 120, every=0.2, what=f"memory serve ready at {url}/readyz")
             headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
             seed_maker = FactMaker(args.seed)
             with httpx.Client(base_url=url, headers=headers, timeout=60) as http:

@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.breakdown import measure, report  # noqa: E402
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
+from bench.lib.waiting import until  # noqa: E402
 import service  # noqa: E402
 
 # Runs under the peer's python: timers first, then its own server, as `mcp-server-qdrant --transport
@@ -176,11 +177,15 @@ def measure_peer(base: Path, n: int, calls: int, seed: int) -> dict[str, dict[st
                                   stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}/mcp/"
-            deadline = time.monotonic() + 1800
-            while not _listening(port):
-                if server.poll() is not None or time.monotonic() > deadline:
+            def started() -> bool:
+                if _listening(port):
+                    return True
+                if server.poll() is not None:
                     raise SystemExit(f"the peer did not start: {(run / 'peer.log').read_text()[-2000:]}")
-                time.sleep(0.5)
+                return False
+
+            until(started, 1800, every=0.5,
+                  what=lambda: f"the peer listening on port {port}: {(run / 'peer.log').read_text()[-2000:]}")
             client_run(url, queries[:20])  # warm-up, as bench/breakdown.py's
             out = {}
             for tool, calls_of_tool in (("qdrant-find", queries), ("qdrant-store", writes[20:])):

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
+from bench.lib.waiting import until
 from service.config import Settings
 from service.container import Services, build_services
 from tests.conftest import make_profile
@@ -96,11 +97,11 @@ def test_past_the_connection_limit_the_longest_waiting_head_makes_room(sqlite_se
     alpha = make_profile(sqlite_services, "alpha")
     with serving(sqlite_services) as port, trickling(port, 100) as slow:
         answers = _well_behaved(port, alpha.token)
-        time.sleep(0.5)
-        still_open = sum(1 for s in slow if _open(s))
+        # the oldest waiting heads were closed to stay within the limit
+        until(lambda: _still_open(slow) <= 50, 0.5, every=0.05,
+              what=lambda: f"the oldest slow heads closed ({_still_open(slow)} of {len(slow)} still open)")
     failed = [a for a in answers if a[1] != 200 or a[2] >= 1.0]
     assert not failed, failed
-    assert still_open <= 50  # the oldest waiting heads were closed to stay within the limit
 
 
 @pytest.mark.parametrize("sqlite_services", [{"max_requests": 1}], indirect=True)
@@ -112,15 +113,27 @@ def test_requests_beyond_max_requests_get_a_json_503(sqlite_services: Services) 
         held.sendall(b"POST /mcp/alpha HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
                      b"Authorization: Bearer " + alpha.token.encode() + b"\r\n"
                      b"Content-Type: application/json\r\n\r\n{")
-        time.sleep(0.3)
+        answer: list[httpx.Response] = []
+
+        def refused() -> bool:  # once the held request is in flight
+            answer[:] = [_healthz(port)]
+            return answer[0].status_code == 503
+
         try:
-            response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+            until(refused, 0.3, every=0.05, what="/healthz refused while the held request is in flight")
         finally:
             held.close()
-        assert response.status_code == 503
-        assert "MEMORY_MAX_REQUESTS" in response.json()["error"]["message"]
-        time.sleep(0.3)
-        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
+        assert "MEMORY_MAX_REQUESTS" in answer[0].json()["error"]["message"]
+        until(lambda: _healthz(port).status_code == 200, 0.3, every=0.05,
+              what="/healthz answering again once the held request is gone")
+
+
+def _healthz(port: int) -> httpx.Response:
+    return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+
+
+def _still_open(slow: list[socket.socket]) -> int:
+    return sum(1 for s in slow if _open(s))
 
 
 def _open(sock: socket.socket) -> bool:

@@ -20,6 +20,7 @@ import pytest
 from service.config import Settings
 from service.container import build_services
 from bench.lib.postgres import free_port
+from bench.lib.waiting import until
 
 pytestmark = pytest.mark.process  # not in the fast tier (Makefile FAST)
 
@@ -35,14 +36,16 @@ def served(env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[bytes], str]]
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        def healthy() -> bool:
             try:
                 if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
+                    return True
             except httpx.HTTPError:
-                time.sleep(0.1)
-            assert process.poll() is None and time.monotonic() < deadline
+                pass
+            assert process.poll() is None, f"memory serve exited ({process.returncode}) before {url}/healthz answered"
+            return False
+
+        until(healthy, 60, every=0.1, what=f"memory serve answering {url}/healthz")
         yield process, url
     finally:
         if process.poll() is None:

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from bench.lib.postgres import free_port
+from bench.lib.waiting import until
 
 pytestmark = pytest.mark.process  # not in the fast tier (Makefile FAST)
 
@@ -35,15 +36,16 @@ def serving(env: dict[str, str]) -> Iterator[list[str]]:
                                stderr=subprocess.PIPE, text=True)
     captured: list[str] = []
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        def healthy() -> bool:
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
+                    return True
             except httpx.HTTPError:
                 pass
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()  # type: ignore[union-attr]
-            time.sleep(0.2)
+            assert process.poll() is None, process.stderr.read()  # type: ignore[union-attr]
+            return False
+
+        until(healthy, 60, every=0.2, what=f"memory serve answering /healthz on port {port}")
         yield captured
     finally:
         process.terminate()

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bench.lib.waiting import until
 from service.config import Settings
 from service.errors import EmbeddingUnavailable
 from service.embedding.minilm import DIM, MODEL_ID, MiniLMEmbedder
@@ -207,7 +208,6 @@ def test_broken_model_folder_raises_clearly(tmp_path: Path) -> None:
 def test_start_with_broken_folder_ends_in_error(tmp_path: Path) -> None:
     broken = MiniLMEmbedder(Settings(embedder="minilm", data_dir=tmp_path), model_dir=tmp_path)
     broken.start()
-    deadline = time.monotonic() + 5
-    while broken.status()["state"] == "loading" and time.monotonic() < deadline:
-        time.sleep(0.01)
+    until(lambda: broken.status()["state"] != "loading", 5, every=0.01,
+          what=lambda: f"the load of a broken folder ending ({broken.status()})")
     assert broken.status()["state"] == "error" and not broken.ready()

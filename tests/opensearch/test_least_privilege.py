@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from bench.lib.waiting import until
 from service.cli.main import app
 from service.container import Services, build_services, open_mirror_maintenance
 from service.search.opensearch.backend import OpenSearchBackend
@@ -94,13 +95,11 @@ def test_check_mode_waits_for_the_administrator(tmp_path: Path, real_opensearch:
         assert result.exit_code == 0, result.output
 
         # The running service notices within 5 s, by itself (its worker asks again every 3 s, without backoff).
-        installed, noticed = time.monotonic(), None
-        while time.monotonic() - installed < 8:
-            if not services.backend.upkeep.unfit:  # type: ignore[attr-defined]
-                noticed = time.monotonic() - installed
-                break
-            time.sleep(0.1)
-        assert noticed is not None and noticed <= 5.0, noticed
+        installed = time.monotonic()
+        until(lambda: not services.backend.upkeep.unfit, 8, every=0.1,  # type: ignore[attr-defined]
+              what="the running service noticing the installed indices")
+        noticed = time.monotonic() - installed
+        assert noticed <= 5.0, noticed
         found = services.search.search(alpha, "deploy argo")
         assert (found.mode, found.matched_count) == ("lexical", 1)
         services.backend.sync_now()  # type: ignore[attr-defined]

@@ -66,10 +66,7 @@ def is_opensearch(pid: int) -> bool:
 def wait_gone(pid: int, within: float = GONE_WITHIN) -> float:
     """Seconds until `pid` was gone; fails the test if it still runs after `within`."""
     started = time.monotonic()
-    while alive(pid):
-        if time.monotonic() - started > within:
-            pytest.fail(f"the node's JVM (pid {pid}) still runs {within:.0f} s later")
-        time.sleep(0.2)
+    until(lambda: not alive(pid), within, every=0.2, what=f"the node's JVM (pid {pid}) gone")
     return time.monotonic() - started
 
 

@@ -34,6 +34,7 @@ from tests.support import opensearch_node
 from tests.support.clusters import Cluster, least_privileged, new_prefix
 from tests.support.containers.fixtures import OpenSearchNode
 from bench.lib.postgres import free_port
+from bench.lib.waiting import until
 
 @dataclass
 class Killable:
@@ -184,10 +185,8 @@ def test_the_background_worker_drains_after_recovery(tmp_path: Path,
         cluster.start()
         # the worker's delay doubled during the outage (and the restart: a secured node answers 503 until its
         # security index is up, longer on a busy machine), so its next try can be up to MAX_BACKOFF away
-        deadline = time.monotonic() + MAX_BACKOFF + 15
-        while backend_of(services).status()["outbox"]["pending"] and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert backend_of(services).status()["outbox"]["pending"] == 0
+        until(lambda: backend_of(services).status()["outbox"]["pending"] == 0, MAX_BACKOFF + 15, every=0.1,
+              what=lambda: f"the worker draining the outbox (now {backend_of(services).status()['outbox']})")
         # The worker delivers without waiting for a refresh: searchable within the index's refresh interval.
         backend_of(services).client.indices.refresh(index=backend_of(services).names.facts)
         found = services.search.search(alpha, "written outage")

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from bench.lib.postgres import free_port
+from bench.lib.waiting import until
 from service.config import Settings
 from service.container import build_services
 from tests.support.clusters import Cluster
@@ -50,15 +51,17 @@ def test_a_missing_ca_is_a_few_lines_without_tracebacks(tmp_path: Path, real_ope
     url = f"http://127.0.0.1:{env['MEMORY_PORT']}"
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        def answering() -> bool:
             try:
                 if httpx.get(f"{url}/readyz", timeout=2).status_code in (200, 503):
-                    break
+                    return True
             except httpx.HTTPError:
                 pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+            assert process.poll() is None, log.read_text()
+            return False
+
+        until(answering, 60, every=0.2,
+              what=lambda: f"memory serve answering {url}/readyz; its log:\n{log.read_text()}")
         started, calls = time.monotonic(), 0
         with httpx.Client(base_url=url, headers=headers, timeout=10) as client:
             while time.monotonic() - started < BUSY_SECONDS:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.lib.waiting import until
 from tests.support.opensearch import supervisor as supervisor_script
 from tests.support.opensearch.build import build
 from tests.support.opensearch.security import NodeSecurity, new_admin_password
@@ -209,18 +210,23 @@ class Node(NodeSecurity):
                 [*supervising, "--", *command], stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
                 cwd=self.directory, env=dict(os.environ, **env),
                 start_new_session=True)  # a Ctrl-C at the terminal reaches us, who stop it cleanly
-        deadline = time.monotonic() + timeout
+        supervisor = self._supervisor
+
+        def green_or_exited() -> str | None:
+            if self._green():
+                return "green"
+            return "exited" if supervisor.poll() is not None else None  # the JVM exited: no use waiting
+
         try:
-            while time.monotonic() < deadline:
-                if self._green():
-                    return
-                if self._supervisor.poll() is not None:  # the JVM exited
-                    break
-                time.sleep(0.5)
+            state = until(green_or_exited, timeout, every=0.5, what=f"the node in {self.directory} turning green")
+            if state == "green":
+                return
+        except TimeoutError:
+            pass  # said below, with the node's log
         except BaseException:  # interrupted (Ctrl-C, SIGTERM turned into KeyboardInterrupt): no half-started node
             self.stop()
             raise
-        exited = self._supervisor.poll()
+        exited = supervisor.poll()
         self.stop()
         reason = f"exited ({exited})" if exited is not None else f"was not green within {timeout:.0f} s"
         raise NodeUnavailable(f"OpenSearch {reason}:\n{self.tail()}")
