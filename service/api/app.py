@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         )
     app.add_middleware(RequestLimits)
     app.add_middleware(InFlightLimit, limit=settings.max_requests)  # added last: outermost
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented way to replace the schema
     return app
 
 

@@ -84,11 +84,11 @@ class ServiceH11Protocol(H11Protocol):
     head_timeout: float = 10.0
     max_connections: int = 1000
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's own H11Protocol narrows it
         self._head_timer: asyncio.TimerHandle | None = None
         self.waiting_since: float | None = self.loop.time()
         self.lingering = LingeringTransport(transport, self.loop)
-        super().connection_made(self.lingering)  # type: ignore[arg-type]
+        super().connection_made(self.lingering)  # type: ignore[arg-type]  # LingeringTransport wraps a Transport, duck-typed
         if len(self.connections) > self.max_connections and not self._make_room():
             self.lingering.write(FULL)
             self.lingering.close()

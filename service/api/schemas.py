@@ -86,7 +86,7 @@ class SummaryDay(BaseModel):
 
 
 class Bucket(BaseModel):
-    label: Literal[BUCKET_LABELS]  # type: ignore[valid-type]
+    label: Literal[BUCKET_LABELS]  # type: ignore[valid-type]  # a Literal of a runtime tuple (contract.py keeps one list): fine at run time, which mypy cannot see
     count: int
 
 

@@ -50,10 +50,10 @@ def serve(
     from service.cli.listen import open_listener
     from service.container import build_embedder
 
-    overrides = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
+    overrides: dict[str, Any] = {k: v for k, v in {"bind": host, "port": port}.items() if v is not None}
     flags = {k: flag for k, flag in {"bind": "--host", "port": "--port"}.items() if k in overrides}  # named as typed
     with failures(as_json, flags):
-        settings = Settings(**overrides)  # type: ignore[arg-type]
+        settings = Settings(**overrides)
         unknown = unknown_variables()
         if unknown and settings.unknown_settings == "refuse":
             raise StartupFailed(f"{'; '.join(unknown)} (fix the name, or MEMORY_UNKNOWN_SETTINGS=warn to start anyway)")

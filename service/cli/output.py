@@ -134,7 +134,8 @@ _CLICK_EXCEPTION = _click_class("ClickException")
 
 def _param_of(exc: Exception) -> str | None:
     """The argument or option at fault: a bad or missing one's name, an unknown option as typed."""
-    if getattr(exc, "option_name", None):  # NoSuchOption
-        return str(exc.option_name)  # type: ignore[attr-defined]
+    option = getattr(exc, "option_name", None)  # NoSuchOption
+    if option:
+        return str(option)
     param = getattr(exc, "param", None)
     return param.name if param is not None else None

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSche
 from service.clock import isoformat
 from service.contract import KINDS, STATUSES, FactStatus  # noqa: F401 - FactStatus: used by the domain from here
 
-Kind = Literal[KINDS]  # type: ignore[valid-type]
-Status = Literal[STATUSES]  # type: ignore[valid-type]
+Kind = Literal[KINDS]  # type: ignore[valid-type]  # a Literal of a runtime tuple (contract.py keeps one list): fine at run time, which mypy cannot see
+Status = Literal[STATUSES]  # type: ignore[valid-type]  # a Literal of a runtime tuple (contract.py keeps one list): fine at run time, which mypy cannot see
 # A field that may be null is declared `"type": [T, "null"]` rather than pydantic's `anyOf` of two schemas: the
 # same values, and clients that check structured content against the schema (the MCP SDKs do, on every call)
 # validate it faster -- a search's ten facts carry about fifty such fields (bench/floor.py).

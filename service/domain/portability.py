@@ -180,7 +180,7 @@ def _import_queries(uow: UnitOfWork, profile: ProfileRef, items: list[Any], plan
             continue
         matched, inactive = _count(item, "matched_count", optional=True), _count(item, "inactive_matched",
                                                                                   optional=True)
-        row: dict[str, object] = dict(
+        row: dict[str, Any] = dict(
             profile_id=profile.id, query=validation.query(str(item.get("query", ""))),
             tags=validation.tags(item.get("tags") or []),
             kind=validation.kind(item["kind"]) if item.get("kind") else None,

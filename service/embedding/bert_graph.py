@@ -219,7 +219,8 @@ class _GraphBuilder:
             product = self.op("MatMul", [x, self.weight(f"{prefix}.weight", transpose=True)])
             return self.op("Add", [product, self.weight(f"{prefix}.bias")])
         if x not in self._quantized:
-            self._quantized[x] = tuple(self.ops("DynamicQuantizeLinear", [x], 3))  # type: ignore[assignment]
+            values, scale, zero = self.ops("DynamicQuantizeLinear", [x], 3)
+            self._quantized[x] = (values, scale, zero)
         values, scale, zero = self._quantized[x]
         weight = self.weight(f"{prefix}.weight", transpose=True, quantize="int8")
         columns = self.weights[f"{prefix}.weight"].shape[0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import JSONRPCRequest
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
@@ -126,7 +127,8 @@ class MCPEndpoint:
                 self.services.search.prefetch(query)
             request = Request(scope, _replay(body.messages, receive))
             if await self.lean.takes(body.rpc, request):  # a tools/call: the SDK's kernel, without its transport
-                await self.lean.answer(body.rpc, request, scope, receive, send)  # type: ignore[arg-type]
+                assert isinstance(body.rpc, JSONRPCRequest)  # what takes() found it to be
+                await self.lean.answer(body.rpc, request, scope, receive, send)
                 return
         await self.manager.handle_request(scope, _replay(body.messages, receive), send)
 

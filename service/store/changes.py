@@ -20,17 +20,17 @@ from sqlmodel import Session
 
 from service.clock import utcnow
 from service.store import repository as repo
-from service.store.tables import FactRow, OutboxRow, Profile, QueryLogRow
+from service.store.tables import FactRow, OutboxRow, Profile, QueryLogRow, table_of
 
 RENAME = "rename"  # entity of a profile's rename: entity_id is the profile_renames row naming the old name
 
 _NEXT_CHANGE = (
-    sa.update(Profile.__table__)  # type: ignore[attr-defined]
-    .where(Profile.__table__.c.id == sa.bindparam("locked_profile"))  # type: ignore[attr-defined]
-    .values(fact_seq=Profile.__table__.c.fact_seq + 1)  # type: ignore[attr-defined]
-    .returning(Profile.__table__.c.fact_seq, Profile.__table__.c.name)  # type: ignore[attr-defined]
+    sa.update(table_of(Profile))
+    .where(table_of(Profile).c.id == sa.bindparam("locked_profile"))
+    .values(fact_seq=table_of(Profile).c.fact_seq + 1)
+    .returning(table_of(Profile).c.fact_seq, table_of(Profile).c.name)
 )
-_INSERT_OUTBOX = sa.insert(OutboxRow.__table__)  # type: ignore[attr-defined]
+_INSERT_OUTBOX = sa.insert(table_of(OutboxRow))
 
 
 class Outbox:

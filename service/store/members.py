@@ -195,9 +195,9 @@ class SqlQueryLog(_Member):
         super().__init__(session)
         self.outbox = outbox
 
-    def insert(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+    def insert(self, row: dict[str, Any], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         query_id = repo.insert_query_log(self.session, row, results, inactive_uids)
-        changes.record(self.session, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]  # the port types the row dict[str, object]
+        changes.record(self.session, self.outbox, int(row["profile_id"]), "query", query_id)
         return query_id
 
     def save(self, row: QueryLogRecord) -> None:

@@ -236,7 +236,7 @@ def advance_id_sequence(session: Session, table: type[SQLModel]) -> None:
                             f"GREATEST((SELECT MAX(id) FROM {name}), 1))"))
 
 
-def insert_query_log(session: sa.Connection | Session, row: dict[str, object], results: list[dict[str, object]],
+def insert_query_log(session: sa.Connection | Session, row: dict[str, Any], results: list[dict[str, object]],
                      inactive_uids: list[str]) -> int:
     """One search's query-log row, its results and its tags; returns the row's id.
 
@@ -247,11 +247,11 @@ def insert_query_log(session: sa.Connection | Session, row: dict[str, object], r
     query_id = _inserted_id(session.execute(_INSERT_QUERY, values))
     session.execute(_INSERT_QUERY_RESULT, {
         "query_id": query_id, "profile_id": row["profile_id"], "results": results, "inactive_uids": inactive_uids})
-    tags = list(row["tags"])  # type: ignore[call-overload]  # the port types the row dict[str, object]
+    tags = list(row["tags"])
     if tags:
         session.execute(_INSERT_QUERY_TAG, [
             {"query_id": query_id, "tag": tag, "profile_id": row["profile_id"], "day": row["day"]} for tag in tags])
     returned = (item.get("uid") for item in results)
-    recalls.count(session, int(row["profile_id"]), (uid for uid in returned if isinstance(uid, str)),  # type: ignore[call-overload]  # the port types the row dict[str, object]
-                  row["created_at"])  # type: ignore[arg-type]  # the port types the row dict[str, object]
+    recalls.count(session, int(row["profile_id"]), (uid for uid in returned if isinstance(uid, str)),
+                  row["created_at"])
     return query_id

@@ -163,10 +163,10 @@ class SqlStore:
         with self.db.connect() as conn:  # every search asks: Core rows straight to facts
             return repo.facts_by_uid(conn, profile_id, uids)
 
-    def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+    def log_search(self, row: dict[str, Any], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         with self.db.transaction() as conn:  # every search writes: Core INSERTs on a plain connection
             query_id = repo.insert_query_log(conn, row, results, inactive_uids)
-            changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)  # type: ignore[call-overload]  # the port types the row dict[str, object]
+            changes.record(conn, self.outbox, int(row["profile_id"]), "query", query_id)
             return query_id
 
     def add_fact(self, fields: dict[str, Any], embedding: Embedding | None, model: str) -> Fact:

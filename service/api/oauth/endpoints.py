@@ -68,9 +68,9 @@ def _route(path: str, handler: Any, methods: list[str], cors: bool = True) -> Ro
 def routes(server: OAuthServer, limits: Limits, documents: ClientDocuments) -> list[Route]:
     provider = Provider(server, documents)
     authenticator = HashedSecretAuthenticator(provider)
-    sdk_authorize = AuthorizationHandler(provider)  # type: ignore[arg-type]
-    sdk_token = TokenHandler(provider, authenticator)  # type: ignore[arg-type]
-    sdk_register = RegistrationHandler(provider, ClientRegistrationOptions(enabled=True))  # type: ignore[arg-type]
+    sdk_authorize = AuthorizationHandler(provider)  # type: ignore[arg-type]  # Provider: the SDK's generic Protocol, concrete types
+    sdk_token = TokenHandler(provider, authenticator)  # type: ignore[arg-type]  # Provider: the SDK's generic Protocol, concrete types
+    sdk_register = RegistrationHandler(provider, ClientRegistrationOptions(enabled=True))  # type: ignore[arg-type]  # as above
     consent_page = f"{server.resources.issuer}/authorize/consent?"
 
     async def authorize(request: Request) -> Response:

@@ -73,7 +73,7 @@ class Provider:
         try:
             await anyio.to_thread.run_sync(self.server.clients.register, body, secret)
         except OAuthRefusal as exc:
-            raise RegistrationError(exc.error, exc.message) from None  # type: ignore[arg-type]
+            raise RegistrationError(exc.error, exc.message) from None  # type: ignore[arg-type]  # the SDK types error codes as a Literal; ours come from the domain as str (the same RFC 6749 codes)
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         open_request = partial(
@@ -83,7 +83,7 @@ class Provider:
         try:
             request_id = await anyio.to_thread.run_sync(open_request)
         except OAuthRefusal as exc:
-            raise AuthorizeError(exc.error, exc.message) from None  # type: ignore[arg-type]
+            raise AuthorizeError(exc.error, exc.message) from None  # type: ignore[arg-type]  # the SDK types error codes as a Literal; ours come from the domain as str (the same RFC 6749 codes)
         return f"{self.server.resources.issuer}/authorize/consent?request={request_id}"
 
     async def load_authorization_code(self, client: OAuthClientInformationFull, code: str) -> AuthorizationCode | None:
@@ -120,7 +120,7 @@ class Provider:
         try:
             return _token(await anyio.to_thread.run_sync(exchange, secret))
         except OAuthRefusal as exc:
-            raise TokenError(exc.error, exc.message) from None  # type: ignore[arg-type]
+            raise TokenError(exc.error, exc.message) from None  # type: ignore[arg-type]  # the SDK types error codes as a Literal; ours come from the domain as str (the same RFC 6749 codes)
 
 
 class HashedSecretAuthenticator(ClientAuthenticator):
@@ -128,7 +128,7 @@ class HashedSecretAuthenticator(ClientAuthenticator):
     clients), the secret compared with the stored hash by the domain."""
 
     def __init__(self, provider: Provider) -> None:
-        super().__init__(provider)  # type: ignore[arg-type]
+        super().__init__(provider)  # type: ignore[arg-type]  # Provider implements the SDK's generic Protocol with concrete types
         self.server = provider.server
 
     async def authenticate_request(self, request: Request) -> OAuthClientInformationFull:

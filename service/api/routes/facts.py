@@ -19,8 +19,8 @@ from service.errors import InvalidInput
 
 router = APIRouter(tags=["facts"])
 
-KindLiteral = Literal[KINDS]  # type: ignore[valid-type]
-StatusLiteral = Literal[STATUSES]  # type: ignore[valid-type]
+KindLiteral = Literal[KINDS]  # type: ignore[valid-type]  # a Literal of a runtime tuple (contract.py keeps one list): fine at run time, which mypy cannot see
+StatusLiteral = Literal[STATUSES]  # type: ignore[valid-type]  # a Literal of a runtime tuple (contract.py keeps one list): fine at run time, which mypy cannot see
 
 
 # Every value of these forms is a page: the facts after that position. `f` + id: newest first; `r` + count + `.` +

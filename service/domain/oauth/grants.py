@@ -45,7 +45,7 @@ class GrantInfo(BaseModel):
     revoked_at: OptInstant
     revoke_reason: OptStr
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form; mypy cannot decorate a property
     @property
     def active(self) -> bool:
         return self.revoked_at is None

@@ -148,7 +148,7 @@ class Redactions(Protocol):
 
 
 class QueryLogStore(Protocol):
-    def insert(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+    def insert(self, row: dict[str, Any], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         """One search's row (the QueryLogRecord attributes; `id` only to keep an imported one), what it handed
         back and its tags, queued for the search mirror; returns the row's id. The hot path of every search: kept cheap by the store."""
 
@@ -289,7 +289,7 @@ class CanonicalStore(Protocol):
         of `model` when given, and the outbox entry for the mirror; then the after-commit hook hears it, with
         the fact as a search index keeps it (Committed.written). Returns the fact as stored."""
 
-    def log_search(self, row: dict[str, object], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
+    def log_search(self, row: dict[str, Any], results: list[dict[str, object]], inactive_uids: list[str]) -> int:
         """Record one search in its own transaction (QueryLogStore.insert, and the outbox entry for the
         mirror); returns the row's id."""
 
