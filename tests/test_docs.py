@@ -12,6 +12,7 @@ links that resolve, and every setting documented once.
   README.md and docs/*.md. "Documented in a table row" means: a line outside code blocks that starts with `|`
   and whose first cell holds the name as a code span (`` `MEMORY_X` ``; one row may name several, as
   `` `MEMORY_BIND` / `MEMORY_PORT` ``). Names a first cell gives that no setting has fail too (a stale row).
+- docs/architecture.md names every module of service/ by its file name.
 """
 
 from __future__ import annotations
@@ -170,3 +171,13 @@ def test_every_setting_is_documented_in_exactly_one_table_row() -> None:
     assert not missing, f"settings in no table row of README.md or docs/*.md: {missing}"
     assert not repeated, f"settings in more than one table row: {repeated}"
     assert not unknown, f"table rows name variables no setting reads: {unknown}"
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """Issue 56: docs/architecture.md's layout names every module of service/ by its file name (packages'
+    __init__.py and the Alembic migrations aside), so a module added without a word there fails here."""
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    modules = [p for p in sorted((ROOT / "service").rglob("*.py"))
+               if p.name != "__init__.py" and "migrations" not in p.parts]
+    unnamed = [str(p.relative_to(ROOT)) for p in modules if p.name not in page]
+    assert modules and not unnamed, "docs/architecture.md does not name:\n  " + "\n  ".join(unnamed)
