@@ -19,6 +19,7 @@ from sqlmodel import col
 
 from service.clock import utcnow
 from service.domain.late import Embedding
+from service.domain.models import Fact
 from service.domain.ports.sources import Pending
 from service.store import aggregates
 from service.store.changes import RENAME, Outbox
@@ -172,17 +173,17 @@ class Canonical:
         with self.db.read() as session:
             return aggregates.fact_counts(session, profile_id)
 
-    def vectors_of(self, profile_id: int, fact_ids: Sequence[int]) -> dict[int, Embedding]:
-        """The vectors (and token vectors) of the current model of these facts (a search's candidates: their
-        cosines and late interaction are computed here, not asked of the cluster again)."""
+    def facts_with_vectors(self, profile_id: int, fact_ids: Sequence[int]) -> dict[int, tuple[Fact, Embedding | None]]:
+        """These facts with their vectors (and token vectors) of the current model, in one read: a search's
+        candidates, whose cosines and late interaction are computed here, not asked of the cluster again, and
+        whose facts the domain then needs not read again."""
         if not fact_ids:
             return {}
-        stmt = sa.select(col(FactVector.fact_id), col(FactVector.vector), col(FactVector.dim)).where(
-            col(FactVector.profile_id) == profile_id, col(FactVector.model) == self.model_id,
-            col(FactVector.fact_id).in_(list(fact_ids)))
         with self.db.connect() as conn:
-            return {int(fact_id): vectors.embedding_from_bytes(data, int(dim))
-                    for fact_id, data, dim in conn.execute(stmt).all()}
+            found = repo.facts_with_vectors(conn, profile_id, self.model_id, fact_ids)
+        return {fact_id: (fact, vectors.embedding_from_bytes(row.vector_bytes, int(row.vector_dim))
+                          if row.vector_bytes is not None else None)
+                for fact_id, (fact, row) in found.items()}
 
     def queries(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
                 limit: int = PAGE) -> list[QueryLogRow]:

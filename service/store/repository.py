@@ -51,6 +51,12 @@ _TOKEN_CREDENTIAL = (
 _FACT_SEQ = sa.select(_PROFILES.c.fact_seq).where(_PROFILES.c.id == sa.bindparam("profile_id"))
 _FACTS_BY_UID = sa.select(_FACTS).where(
     _FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.uid.in_(sa.bindparam("uids", expanding=True)))
+_FACTS_WITH_VECTORS = (
+    sa.select(_FACTS, _VECTORS.c.dim.label("vector_dim"), _VECTORS.c.vector.label("vector_bytes"))
+    .select_from(_FACTS.outerjoin(_VECTORS, sa.and_(_VECTORS.c.fact_id == _FACTS.c.id,
+                                                    _VECTORS.c.model == sa.bindparam("model"))))
+    .where(_FACTS.c.profile_id == sa.bindparam("profile_id"), _FACTS.c.id.in_(sa.bindparam("ids", expanding=True)))
+)
 _FACTS_CHANGED = (
     sa.select(_FACTS.c.id, _FACTS.c.uid, _FACTS.c.title, _FACTS.c.text, _FACTS.c.kind, _FACTS.c.tags,
               _FACTS.c.status, _FACTS.c.created_at, _FACTS.c.updated_at, _FACTS.c.retired_at,
@@ -136,6 +142,17 @@ def facts_by_uid(conn: sa.Connection | Session, profile_id: int, uids: Iterable[
         return {}
     rows = conn.execute(_FACTS_BY_UID, {"profile_id": profile_id, "uids": wanted})
     return {row.uid: to_fact(row) for row in rows}
+
+
+def facts_with_vectors(conn: sa.Connection, profile_id: int, model: str,
+                       ids: Iterable[int]) -> dict[int, tuple[Fact, sa.Row[Any]]]:
+    """The facts with these ids, each with its row (whose `vector_dim` / `vector_bytes` are its vector of `model`,
+    None when it has none): one statement for what a search's candidates need of the canonical store."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    rows = conn.execute(_FACTS_WITH_VECTORS, {"profile_id": profile_id, "model": model, "ids": wanted})
+    return {int(row.id): (to_fact(row), row) for row in rows}
 
 
 def fact_rows_by_id(session: Session, profile_id: int, ids: Iterable[int]) -> dict[int, FactRow]:

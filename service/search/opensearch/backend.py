@@ -54,7 +54,7 @@ class OpenSearchBackend:
         self.names = self.indices.names
         self.upkeep = MirrorUpkeep(self.client, settings, canonical, embedder, self.indices, self.health,
                                    start_worker=start_worker)
-        self.searcher = Searcher(self.client, settings, embedder, self.names.facts, canonical.vectors_of)
+        self.searcher = Searcher(self.client, settings, embedder, self.names.facts, canonical.facts_with_vectors)
         self.aggregates = MirrorAggregates(self.client, canonical, self.health, self.names.facts,
                                            self.names.queries)
         self.fallback = fallback  # lexical, from the canonical store (built by service.container)

@@ -24,6 +24,7 @@ from opensearchpy import OpenSearch
 
 from service.config import Settings
 from service.domain.late import Embedding
+from service.domain.models import Fact
 from service.domain.ports import Candidate, Embedder, Hit, Pool, SearchHits, SearchRequest
 from service.errors import BackendUnavailable
 from service.domain import lexical
@@ -62,17 +63,18 @@ def _scores(response: dict[str, Any]) -> dict[str, float]:
     return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
 
 
-VectorsOf = Callable[[int, list[int]], dict[int, Embedding]]
+# (profile id, fact ids) -> (fact, stored vectors) of each fact the canonical store has: one read for the pool
+FactsWithVectors = Callable[[int, list[int]], dict[int, tuple[Fact, Embedding | None]]]
 
 
 class Searcher:
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, facts_alias: str,
-                 vectors_of: VectorsOf) -> None:
+                 facts_with_vectors: FactsWithVectors) -> None:
         self.client = client
         self.settings = settings
         self.embedder = embedder
         self.index = facts_alias
-        self.vectors_of = vectors_of  # (profile id, fact ids) -> stored vectors: a hit's cosine, computed here
+        self.facts_with_vectors = facts_with_vectors  # a hit's cosine is computed here, from its stored vector
 
     def search(self, request: SearchRequest, *, dimension: int, pipeline_error: str | None) -> SearchHits:
         terms = lexical.informative_terms(request.query)
@@ -110,19 +112,22 @@ class Searcher:
         found, inactive_answer, unembedded_answer, lexical_answer, counts_answer = answers[:5]
         lexical_raw = _scores(lexical_answer)
         hits = found["hits"]["hits"]
-        stored = self.vectors_of(pid, [int(h["_source"]["fact_id"]) for h in hits])
+        stored = self.facts_with_vectors(pid, [int(h["_source"]["fact_id"]) for h in hits])
         out, candidates = [], []
         for h in hits:
             fact_id = int(h["_source"]["fact_id"])
-            made = stored.get(fact_id)
+            fact, made = stored.get(fact_id, (None, None))
             cosine = float(np.dot(vector, made.vector)) if made is not None else None
             # Matched by meaning when close enough -- or when it did not match by words (hybrid found it, so by
             # meaning, whatever the last float digit of a cosine right at the threshold says).
             by_meaning = cosine is not None and (cosine >= s.min_similarity or h["_id"] not in lexical_raw)
             meaning = cosine if by_meaning else None
-            out.append(Hit(h["_id"], fact_id, float(h["_score"]), lexical=lexical_raw.get(h["_id"]), vector=meaning))
-            candidates.append(Candidate(h["_id"], fact_id, cosine, by_words=h["_id"] in lexical_raw,
-                                        by_meaning=by_meaning, tokens=made.tokens if made is not None else None))
+            out.append(Hit(h["_id"], fact_id, float(h["_score"]), lexical=lexical_raw.get(h["_id"]), vector=meaning,
+                           fact=fact))
+            if fact is not None:  # a hit the canonical store does not have (yet) is no candidate
+                candidates.append(Candidate(h["_id"], fact_id, cosine, by_words=h["_id"] in lexical_raw,
+                                            by_meaning=by_meaning, tokens=made.tokens if made is not None else None,
+                                            fact=fact))
         matched, inactive, unembedded = _total(found), _total(inactive_answer), _total(unembedded_answer)
         mode = search_mode(vectors_on=True, all_embedded=unembedded == 0,
                            counts_known=matched is not None and inactive is not None)
