@@ -7,7 +7,12 @@
 2. --profiles profiles (default 1,000) of --per-profile facts each: the number of indices and shards the
    deployment holds on the cluster (two indices, whatever the number of profiles; the per-profile layout of
    earlier releases held two per profile), and the search p50 over --sample profiles (a few searches each)
-   in both modes, with the ratio.
+   in both modes, with the ratio. --distinct N embeds N facts once and lets every profile draw its facts from
+   them (with their vectors): how 1,000,000 facts across profiles are seeded in minutes, not hours.
+
+For each part it prints the seeding time (embedding, inserting), how long the OpenSearch side took to be ready
+(the mirror built and backfilled from the store), each server's resident memory after the searches, and the
+cluster's JVM heap in use.
 
 Needs a cluster (`make opensearch` starts the test node and prints its URL; OPENSEARCH_TEST_VERSION=3.5.0 for
 3.5); the runs use deployment prefixes of their own and remove them afterwards. Timings are printed, never
@@ -20,6 +25,9 @@ stops with what it found (a degraded run once printed 0.53).
 
     python bench/opensearch_scale.py --opensearch-url http://127.0.0.1:9200
     python bench/opensearch_scale.py --opensearch-url URL --facts 10000 --profiles 1000 --runs 3
+    python bench/opensearch_scale.py --opensearch-url URL --facts 100000 --skip many
+    python bench/opensearch_scale.py --opensearch-url URL --skip one --profiles 1000 --per-profile 1000 \
+        --distinct 20000
 """
 
 from __future__ import annotations
@@ -45,8 +53,8 @@ from rich.table import Table  # noqa: E402
 from bench.lib import opensearch  # noqa: E402
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
 from bench.lib.mcp import call, mcp_client  # noqa: E402
-from bench.lib.measure import console, stats_ms  # noqa: E402
-from bench.lib.seeding import seed_facts  # noqa: E402
+from bench.lib.measure import console, rss, stats_ms  # noqa: E402
+from bench.lib.seeding import embedded_corpus, seed_facts  # noqa: E402
 from bench.lib.server import served  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
@@ -136,12 +144,17 @@ def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str,
     env = {"MEMORY_EMBEDDER": "minilm", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": url,
            "MEMORY_OPENSEARCH_PREFIX": prefix}
     try:
-        with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}) as (embedded_url, _), \
-                served(mirrored, env, warm_search="opensearch") as (opensearch_url, _):
-            anyio.run(searches, embedded_url, opensearch_url, targets[:1], 1)  # the mirror built before counting
-            before = opensearch.search_count(url, f"{prefix}-facts")
-            out = anyio.run(searches, embedded_url, opensearch_url, targets, warmup)
-            after = opensearch.search_count(url, f"{prefix}-facts")
+        with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}) as (embedded_url, embedded_pid):
+            started = time.perf_counter()
+            with served(mirrored, env, warm_search="opensearch") as (opensearch_url, opensearch_pid):
+                ready_s = time.perf_counter() - started
+                anyio.run(searches, embedded_url, opensearch_url, targets[:1], 1)  # the mirror built before counting
+                before = opensearch.search_count(url, f"{prefix}-facts")
+                out = anyio.run(searches, embedded_url, opensearch_url, targets, warmup)
+                after = opensearch.search_count(url, f"{prefix}-facts")
+                out["rss"] = (rss(embedded_pid)[0], rss(opensearch_pid)[0])
+                out["heap"] = opensearch.heap_mb(url)
+                out["ready_s"] = ready_s
     finally:
         shutil.rmtree(mirrored, ignore_errors=True)
     searched = None if before is None or after is None else after - before
@@ -165,7 +178,7 @@ def one_profile(args: argparse.Namespace, run: int) -> dict[str, Any]:
             profile = services.profiles.create("bench")
             token = services.profiles.issue_token("bench").token
             maker = FactMaker(args.seed + run)
-            seed_facts(services, profile, args.facts, maker, os.cpu_count() or 1)
+            seeded(args.facts, seed_facts(services, profile, args.facts, maker, os.cpu_count() or 1))
             queries = [q for _, q in make_queries(maker, args.queries, args.seed + run)]
         try:
             return compare(Path(tmp), args.opensearch_url, prefix, [("bench", token, queries)], args.warmup)
@@ -184,25 +197,39 @@ def many_profiles(args: argparse.Namespace, run: int) -> dict[str, Any]:
             services.embedder.embed_documents(["warm"])
             names = [f"team{n:04d}" for n in range(args.profiles)]
             sample = set(rng.sample(names, min(args.sample, len(names))))
+            started = time.perf_counter()
+            corpus = embedded_corpus(services, args.distinct, FactMaker(args.seed + run), os.cpu_count() or 1) \
+                if args.distinct else None
+            timings = {"embed_s": time.perf_counter() - started, "insert_s": 0.0}
             for name in names:
                 profile = services.profiles.create(name)
                 maker = FactMaker(hash(name) % 100_000)
-                seed_facts(services, profile, args.per_profile, maker, os.cpu_count() or 1)
+                part = seed_facts(services, profile, args.per_profile, maker, os.cpu_count() or 1, drawn_from=corpus)
+                for key in timings:
+                    timings[key] += part.get(key, 0.0)
                 if name in sample:
                     token = services.profiles.issue_token(name).token
                     targets.append((name, token, [q for _, q in make_queries(maker, args.per_sample, run)]))
         finally:
             services.close()
+        seeded(args.profiles * args.per_profile, timings, distinct=args.distinct)
         try:
             return compare(Path(tmp), args.opensearch_url, prefix, targets, args.warmup)
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 
 
+def seeded(n: int, timings: dict[str, float], *, distinct: int = 0) -> None:
+    embedded = f"{distinct:,} distinct facts embedded" if distinct else "embedding"
+    console.print(f"  seeded {n:,} facts in {timings.get('embed_s', 0.0) + timings.get('insert_s', 0.0):.0f} s "
+                  f"({embedded} {timings.get('embed_s', 0.0):.0f} s, inserting {timings.get('insert_s', 0.0):.0f} s)")
+
+
 def report(title: str, results: list[dict[str, Any]]) -> None:
     table = Table(title=title)
     for column in ("run", "embedded p50 / p95 ms", "opensearch p50 / p95 ms", "p50 ratio",
-                   "indices, shards on the cluster"):
+                   "indices, shards on the cluster", "server RSS MB (embedded / opensearch)", "node heap MB",
+                   "opensearch side ready s"):
         table.add_column(column, justify="right")
     ratios = []
     for n, result in enumerate(results, 1):
@@ -210,7 +237,9 @@ def report(title: str, results: list[dict[str, Any]]) -> None:
         ratios.append(b["p50"] / a["p50"])
         indices, shards = result["shape"]
         table.add_row(str(n), f"{a['p50']:.1f} / {a['p95']:.1f}", f"{b['p50']:.1f} / {b['p95']:.1f}",
-                      f"{ratios[-1]:.2f}", f"{indices}, {shards}")
+                      f"{ratios[-1]:.2f}", f"{indices}, {shards}",
+                      "{:.0f} / {:.0f}".format(*result["rss"]),
+                      "-" if result["heap"] is None else f"{result['heap']:.0f}", f"{result['ready_s']:.0f}")
     console.print(table)
     shapes = sorted({result["shape"] for result in results})
     console.print(f"  median p50 ratio (opensearch / embedded): {statistics.median(ratios):.2f}; the deployment "
@@ -227,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-profile", type=int, default=10)
     parser.add_argument("--sample", type=int, default=50, help="profiles searched in the many-profiles part")
     parser.add_argument("--per-sample", type=int, default=4, help="searches per sampled profile")
+    parser.add_argument("--distinct", type=int, default=0,
+                        help="many-profiles part: embed this many facts once and draw every profile's from them")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=40,
                         help="untimed searches on each service first (the node's and the service's JIT, caches)")

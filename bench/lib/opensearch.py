@@ -62,3 +62,15 @@ def search_count(url: str, index: str) -> int | None:
     finally:
         client.close()
     return int(stats["_all"]["primaries"]["search"]["query_total"])
+
+
+def heap_mb(url: str) -> float | None:
+    """The JVM heap in use over the cluster's nodes, in MB (None: the user may not read node stats)."""
+    client = make_client(Settings(search="opensearch", opensearch_url=url))
+    try:
+        nodes = client.nodes.stats(metric="jvm")["nodes"]
+    except Exception:  # noqa: BLE001 - a user without cluster:monitor/nodes/stats: no figure
+        return None
+    finally:
+        client.close()
+    return sum(node["jvm"]["mem"]["heap_used_in_bytes"] for node in nodes.values()) / 2**20

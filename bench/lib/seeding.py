@@ -24,17 +24,39 @@ EMBED_BATCH = 256
 INSERT_CHUNK = 2000
 
 
-def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker, seed_threads: int) -> dict[str, float]:
+Corpus = list[tuple[dict, Embedding]]  # facts made and embedded once, drawn from by many profiles
+
+
+def embedded_corpus(services: Services, n: int, maker: FactMaker, seed_threads: int) -> Corpus:
+    """n corpus facts with their vectors and token vectors, embedded in batches: what seed_facts(drawn_from=...)
+    draws a large store's facts from when embedding every one of them would take hours."""
     facts = [maker.make() for _ in range(n)]
+    set_torch_threads(seed_threads)
+    made: list[Embedding] = []
+    for i in range(0, n, EMBED_BATCH):
+        made += services.embedder.embed_facts([embedding_text(f["title"], f["text"]) for f in facts[i:i + EMBED_BATCH]])
+    set_torch_threads(services.settings.torch_threads)
+    return list(zip(facts, made))
+
+
+def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker, seed_threads: int, *,
+               drawn_from: Corpus | None = None) -> dict[str, float]:
+    """n facts of the corpus into the profile, each embedded here -- or, `drawn_from`, n facts drawn (at random,
+    each at most once while the corpus lasts) from facts embedded once before, with their vectors."""
     now = datetime.now(timezone.utc)
     rng = random.Random(n)
     embedder = services.embedder
     vectors: list[Embedding] | None = None
     timings: dict[str, float] = {}
+    if drawn_from is not None:
+        picked = maker.rng.sample(drawn_from, n) if n <= len(drawn_from) else maker.rng.choices(drawn_from, k=n)
+        facts, vectors = [f for f, _ in picked], [v for _, v in picked]
+    else:
+        facts = [maker.make() for _ in range(n)]
     progress = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=False)
     with progress:
-        if embedder.enabled:
+        if embedder.enabled and vectors is None:
             set_torch_threads(seed_threads)
             task = progress.add_task("embedding facts", total=n)
             started = time.perf_counter()
