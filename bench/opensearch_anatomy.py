@@ -15,6 +15,11 @@ interleaved so that the machine's drift hits every variant alike, it sends:
                          scores, and whether a term occurs at all when the readability rule asks)
   empty search           `match_none` on the same index and routing: the round trip's own floor
 
+and, to show what approximate k-NN would buy (the service does not use it: see docs/benchmarks.md), the vector
+sub-query's top MEMORY_RERANK_DEPTH exact, then by the HNSW graph with the profile's filter inside (`knn` with
+k), and the radial HNSW search that would have to give the count (`knn` with min_score): how often each gives
+the exact answer -- the same cosines above the threshold in its top list, the same count -- is printed beside.
+
 and prints, for each, the client-side median (the opensearch-py call, as the service makes it) and the median
 of OpenSearch's own `took`. Figures are printed, never asserted; the machine is shared, so compare the rows of
 one run, not runs with each other. The deployment prefix is removed at the end.
@@ -45,6 +50,7 @@ from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
 from service.domain.ports import SearchRequest  # noqa: E402
 from service.search.opensearch.documents import routing  # noqa: E402
+from service.search.opensearch.queries import Space, cosine_to_score, score_to_cosine  # noqa: E402
 from service.search.opensearch.searcher import Searcher  # noqa: E402
 
 Bodies = list[dict[str, Any]]
@@ -69,6 +75,62 @@ def hybrid_part(body: dict[str, Any], n: int) -> dict[str, Any]:
             "query": body["query"]["hybrid"]["queries"][n]}
 
 
+def vector_part(body: dict[str, Any]) -> tuple[list[float], list[dict[str, Any]], float]:
+    """The query vector, the filter clauses and the cosine threshold of a hybrid body's exact vector sub-query."""
+    script = body["query"]["hybrid"]["queries"][1]["script_score"]
+    space = script["script"]["params"]["space_type"]
+    return (script["script"]["params"]["query_value"], script["query"]["bool"]["filter"],
+            score_to_cosine(float(script["min_score"]), space))
+
+
+def exact_top(body: dict[str, Any]) -> dict[str, Any]:
+    """The exact vector sub-query, its top `depth` (the pool's share by meaning) and its exact count."""
+    return {"size": body["query"]["hybrid"]["pagination_depth"], "track_total_hits": True, "_source": False,
+            "query": body["query"]["hybrid"]["queries"][1]}
+
+
+def approximate_top(body: dict[str, Any]) -> dict[str, Any]:
+    """The top `depth` by the HNSW graph, the profile's filter applied inside the graph search (Lucene's
+    efficient filtering); scored (1 + cos) / 2 by the index's cosinesimil space."""
+    vector, clauses, _ = vector_part(body)
+    depth = body["query"]["hybrid"]["pagination_depth"]
+    return {"size": depth, "track_total_hits": True, "_source": False,
+            "query": {"knn": {"embedding": {"vector": vector, "k": depth, "filter": {"bool": {"filter": clauses}}}}}}
+
+
+def approximate_radial(body: dict[str, Any]) -> dict[str, Any]:
+    """Every fact at cosine >= the threshold by the HNSW graph (radial search): what a count would need."""
+    vector, clauses, threshold = vector_part(body)
+    return {"size": body["query"]["hybrid"]["pagination_depth"], "track_total_hits": True, "_source": False,
+            "query": {"knn": {"embedding": {"vector": vector, "min_score": cosine_to_score(threshold, "cosinesimil"),
+                                            "filter": {"bool": {"filter": clauses}}}}}}
+
+
+def cosines(answer: dict[str, Any], space: Space, threshold: float) -> list[float]:
+    """The cosines of an answer's hits at or above the threshold, best first, rounded past float32's noise."""
+    found = [round(score_to_cosine(float(h["_score"]), space), 5) for h in answer["hits"]["hits"]]
+    return [c for c in found if c >= threshold - 1e-6]
+
+
+def exactness(client: Any, index: str, sent: list[tuple[int, Bodies]]) -> dict[str, str]:
+    """How often the approximate searches answer as the exact one: top list (cosines above the threshold) and
+    count."""
+    same_top = same_count = 0
+    for profile_id, bodies in sent:
+        _, _, threshold = vector_part(bodies[0])
+        header = {"routing": routing(profile_id)}
+        exact, top, radial = client.msearch(index=index, body=[
+            header, exact_top(bodies[0]), header, approximate_top(bodies[0]), header, approximate_radial(bodies[0]),
+        ])["responses"]
+        wanted = cosines(exact, "innerproduct", threshold)
+        same_top += cosines(top, "cosinesimil", threshold)[: len(wanted)] == wanted
+        same_count += radial["hits"]["total"]["value"] == exact["hits"]["total"]["value"]
+    n = len(sent)
+    return {"approximate k-NN, top depth (HNSW, filter inside)": f"{same_top / n:.0%} same top list",
+            "approximate radial (HNSW, cosine >= threshold)": f"{same_count / n:.0%} same count",
+            "vector sub-query, top depth (exact script)": "exact"}
+
+
 VARIANTS: dict[str, Callable[[Bodies], Bodies]] = {
     "served _msearch": lambda bodies: bodies,
     "hybrid query alone": lambda bodies: bodies[:1],
@@ -76,6 +138,9 @@ VARIANTS: dict[str, Callable[[Bodies], Bodies]] = {
     "lexical sub-query (BM25)": lambda bodies: [hybrid_part(bodies[0], 0)],
     "companion searches": lambda bodies: bodies[1:],
     "empty search (round-trip floor)": lambda bodies: [{"size": 0, "query": {"match_none": {}}}],
+    "vector sub-query, top depth (exact script)": lambda bodies: [exact_top(bodies[0])],
+    "approximate k-NN, top depth (HNSW, filter inside)": lambda bodies: [approximate_top(bodies[0])],
+    "approximate radial (HNSW, cosine >= threshold)": lambda bodies: [approximate_radial(bodies[0])],
 }
 
 
@@ -143,16 +208,18 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit("no query reached the hybrid query: raise --queries")
             measure(backend.client, searcher.index, hybrid, 1)  # warm-up, not counted
             figures = measure(backend.client, searcher.index, hybrid, args.rounds)
+            exact = exactness(backend.client, searcher.index, hybrid)
         finally:
             services.close()
             opensearch.remove(args.opensearch_url, prefix)
     table = Table(title=f"one profile of {args.facts:,} facts: the served _msearch taken apart "
                         f"({len(hybrid)} queries x {args.rounds} rounds, interleaved)")
-    for column in ("request", "client p50 ms", "took p50 ms (OpenSearch)", "searches"):
+    for column in ("request", "client p50 ms", "took p50 ms (OpenSearch)", "searches", "answers as exact"):
         table.add_column(column, justify="right")
     for name, (client_ms, took_ms) in figures.items():
         count = len(VARIANTS[name](hybrid[0][1]))
-        table.add_row(name, f"{statistics.median(client_ms):.2f}", f"{statistics.median(took_ms):.1f}", str(count))
+        table.add_row(name, f"{statistics.median(client_ms):.2f}", f"{statistics.median(took_ms):.1f}", str(count),
+                      exact.get(name, ""))
     console.print(table)
     return 0
 
