@@ -1,6 +1,7 @@
 """Where one OpenSearch-mode memory_search spends the cluster's time: the served `_msearch` taken apart.
 
     python bench/opensearch_anatomy.py --opensearch-url URL [--facts 10000] [--queries 100] [--rounds 3]
+    python bench/opensearch_anatomy.py --opensearch-url URL --facts 100000 --store /var/tmp/anatomy-100k
 
 Seeds one profile of --facts facts (real MiniLM vectors), mirrors it into a deployment prefix of its own on
 the cluster, and records the exact `_msearch` the service sends for each query (its Searcher, with a
@@ -31,7 +32,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,7 +45,7 @@ from rich.table import Table  # noqa: E402
 from bench.lib import opensearch  # noqa: E402
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
 from bench.lib.measure import console  # noqa: E402
-from bench.lib.seeding import seed_facts  # noqa: E402
+from bench.lib.seeding import seed_facts, store_dir  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
 from service.domain.ports import SearchRequest  # noqa: E402
@@ -172,19 +172,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3, help="passes over the recorded requests")
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--store", default=None, help="seed the store into DIR and keep it; reuse it when seeded before")
     args = parser.parse_args(argv)
     if not args.opensearch_url:
         parser.error("--opensearch-url (or OPENSEARCH_URL) is needed: `make opensearch` starts a node")
     console.print(f"OpenSearch search anatomy: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     console.print(f"  the cluster: {opensearch.describe(args.opensearch_url)}")
     prefix = opensearch.prefix(args.opensearch_prefix, "anatomy")
-    with tempfile.TemporaryDirectory(prefix="bench-anatomy-") as tmp:
-        data_dir = Path(tmp)
+    with store_dir(args.store, "bench-anatomy-") as (data_dir, reused):
         with build_services(Settings(data_dir=data_dir, embedder="minilm")) as seeding:
             seeding.embedder.embed_documents(["warm"])
-            profile = seeding.profiles.create("bench")
             maker = FactMaker(args.seed)
-            seed_facts(seeding, profile, args.facts, maker, os.cpu_count() or 1)
+            if reused:  # seeded by an earlier run with --store
+                profile = seeding.profiles.get("bench")
+                console.print(f"  reusing the store seeded in {data_dir}")
+            else:
+                profile = seeding.profiles.create("bench")
+                seed_facts(seeding, profile, args.facts, maker, os.cpu_count() or 1)
             queries = [q for _, q in make_queries(maker, args.queries, args.seed)]
         services = build_services(Settings(data_dir=data_dir, embedder="minilm", search="opensearch",
                                            opensearch_url=args.opensearch_url, opensearch_prefix=prefix))

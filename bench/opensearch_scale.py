@@ -54,7 +54,7 @@ from bench.lib import opensearch  # noqa: E402
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
 from bench.lib.mcp import call, mcp_client  # noqa: E402
 from bench.lib.measure import console, rss, stats_ms  # noqa: E402
-from bench.lib.seeding import embedded_corpus, seed_facts  # noqa: E402
+from bench.lib.seeding import embedded_corpus, seed_facts, store_dir  # noqa: E402
 from bench.lib.server import served  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
@@ -172,16 +172,20 @@ def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str,
 def one_profile(args: argparse.Namespace, run: int) -> dict[str, Any]:
     console.rule(f"[bold]run {run}: one profile of {args.facts:,} facts")
     prefix = opensearch.prefix(args.opensearch_prefix, f"a{run}")
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        with build_services(Settings(data_dir=Path(tmp), embedder="minilm")) as services:
+    with store_dir(args.store, "bench-scale-") as (data_dir, reused):
+        with build_services(Settings(data_dir=data_dir, embedder="minilm")) as services:
             services.embedder.embed_documents(["warm"])
-            profile = services.profiles.create("bench")
-            token = services.profiles.issue_token("bench").token
             maker = FactMaker(args.seed + run)
-            seeded(args.facts, seed_facts(services, profile, args.facts, maker, os.cpu_count() or 1))
+            if reused:  # seeded by an earlier run with --store: its one profile, queries of a maker of their own
+                profile = services.profiles.get("bench")
+                console.print(f"  reusing the store seeded in {data_dir}")
+            else:
+                profile = services.profiles.create("bench")
+                seeded(args.facts, seed_facts(services, profile, args.facts, maker, os.cpu_count() or 1))
+            token = services.profiles.issue_token("bench").token
             queries = [q for _, q in make_queries(maker, args.queries, args.seed + run)]
         try:
-            return compare(Path(tmp), args.opensearch_url, prefix, [("bench", token, queries)], args.warmup)
+            return compare(data_dir, args.opensearch_url, prefix, [("bench", token, queries)], args.warmup)
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 
@@ -256,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-profile", type=int, default=10)
     parser.add_argument("--sample", type=int, default=50, help="profiles searched in the many-profiles part")
     parser.add_argument("--per-sample", type=int, default=4, help="searches per sampled profile")
+    parser.add_argument("--store", default=None,
+                        help="one-profile part: seed the store into DIR and keep it; reuse it when seeded before")
     parser.add_argument("--distinct", type=int, default=0,
                         help="many-profiles part: embed this many facts once and draw every profile's from them")
     parser.add_argument("--runs", type=int, default=1)

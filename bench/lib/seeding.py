@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import gc
 import random
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import sqlalchemy as sa
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -22,6 +26,20 @@ from service.store.tables import FactRow, FactTag, FactVector, Profile
 
 EMBED_BATCH = 256
 INSERT_CHUNK = 2000
+
+
+@contextmanager
+def store_dir(kept: str | None, prefix: str) -> Iterator[tuple[Path, bool]]:
+    """The data directory of a benchmark's store: `kept` (a --store DIR: created and left in place; True when a
+    store was seeded there before, so seeding -- ~10 min for 100,000 facts here -- is not repeated), else a
+    temporary one, removed afterwards."""
+    if kept:
+        path = Path(kept)
+        path.mkdir(parents=True, exist_ok=True)
+        yield path, (path / "memory.db").exists()
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp), False
 
 
 Corpus = list[tuple[dict, Embedding]]  # facts made and embedded once, drawn from by many profiles

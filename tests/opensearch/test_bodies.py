@@ -17,7 +17,7 @@ from service.search.opensearch import queries as q
 from service.search.opensearch import templates as tpl
 
 ACTIVE = {"term": {"status": "active"}}
-INACTIVE = {"bool": {"must_not": [{"term": {"status": "active"}}]}}
+INACTIVE = {"terms": {"status": ["retired", "superseded"]}}
 PROFILE = {"term": {"profile_id": "7"}}  # every query of profile 7 filters on it (a shared index)
 NAMES = tpl.Names("memory")
 
