@@ -136,7 +136,7 @@ def cluster_shape(url: str, prefix: str) -> tuple[int, int]:
 
 
 def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str, list[str]]],
-            warmup: int) -> dict[str, Any]:
+            warmup: int, *, facts: int, profiles: int = 1) -> dict[str, Any]:
     """The same store served twice at once: embedded, and a copy of it with the OpenSearch mirror (backfilled on its
     first search); the searches interleaved (see `searches`)."""
     mirrored = data_dir.with_name(data_dir.name + "-opensearch")
@@ -144,9 +144,11 @@ def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str,
     env = {"MEMORY_EMBEDDER": "minilm", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": url,
            "MEMORY_OPENSEARCH_PREFIX": prefix}
     try:
-        with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}) as (embedded_url, embedded_pid):
+        within = 180.0 + facts / 200  # a large store: every profile loaded, the mirror backfilled, before timing
+        with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}, profiles=profiles, within=within) as (embedded_url,
+                                                                                                  embedded_pid):
             started = time.perf_counter()
-            with served(mirrored, env, warm_search="opensearch") as (opensearch_url, opensearch_pid):
+            with served(mirrored, env, warm_search="opensearch", within=within) as (opensearch_url, opensearch_pid):
                 ready_s = time.perf_counter() - started
                 anyio.run(searches, embedded_url, opensearch_url, targets[:1], 1)  # the mirror built before counting
                 before = opensearch.search_count(url, f"{prefix}-facts")
@@ -185,7 +187,8 @@ def one_profile(args: argparse.Namespace, run: int) -> dict[str, Any]:
             token = services.profiles.issue_token("bench").token
             queries = [q for _, q in make_queries(maker, args.queries, args.seed + run)]
         try:
-            return compare(data_dir, args.opensearch_url, prefix, [("bench", token, queries)], args.warmup)
+            return compare(data_dir, args.opensearch_url, prefix, [("bench", token, queries)], args.warmup,
+                           facts=args.facts)
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 
@@ -218,7 +221,8 @@ def many_profiles(args: argparse.Namespace, run: int) -> dict[str, Any]:
             services.close()
         seeded(args.profiles * args.per_profile, timings, distinct=args.distinct)
         try:
-            return compare(Path(tmp), args.opensearch_url, prefix, targets, args.warmup)
+            return compare(Path(tmp), args.opensearch_url, prefix, targets, args.warmup,
+                           facts=args.profiles * args.per_profile, profiles=args.profiles)
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 

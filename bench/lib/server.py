@@ -41,10 +41,12 @@ def running(app: FastAPI) -> Iterator[str]:
 
 
 @contextmanager
-def served(data_dir: Path, env: dict[str, str], *, warm_search: str = "embedded") -> Iterator[tuple[str, int]]:
+def served(data_dir: Path, env: dict[str, str], *, warm_search: str = "embedded", profiles: int = 1,
+           within: float = 180.0) -> Iterator[tuple[str, int]]:
     """`memory serve` in its own process (the client does not share its GIL), with these MEMORY_* variables.
-    Waits until the embedder is loaded and the search index is warm (embedded: a profile loaded; opensearch:
-    indices built and backfilled), so the timings are those of a running service. Yields (base URL, pid)."""
+    Waits (up to `within` seconds) until the embedder is loaded and the search index is warm (embedded: `profiles`
+    profiles loaded; opensearch: indices built and backfilled), so the timings are those of a running service.
+    Yields (base URL, pid)."""
     port = free_port()
     full_env = {**os.environ, "MEMORY_DATA_DIR": str(data_dir), "MEMORY_PORT": str(port), **env}
     proc = subprocess.Popen([sys.executable, "-m", "service", "serve"], env=full_env, cwd=ROOT,
@@ -57,13 +59,13 @@ def served(data_dir: Path, env: dict[str, str], *, warm_search: str = "embedded"
             try:
                 checks = httpx.get(f"{base_url}/readyz", timeout=2).json()["checks"]
                 search = checks["search"]
-                warm = search.get("profiles_loaded") if warm_search == "embedded" else (
+                warm = (search.get("profiles_loaded") or 0) >= profiles if warm_search == "embedded" else (
                     search.get("state") == "ready" and search.get("outbox", {}).get("pending") == 0)
                 return bool(checks["embedder"]["state"] in ("ready", "disabled") and warm)
             except (httpx.HTTPError, KeyError, ValueError):
                 return False
 
-        until(ready_now, 180, every=0.2, what="memory serve becoming ready")
+        until(ready_now, within, every=0.2, what="memory serve becoming ready")
         yield base_url, proc.pid
     finally:
         proc.terminate()
