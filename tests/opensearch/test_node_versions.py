@@ -75,7 +75,7 @@ def test_a_secured_3x_node_without_its_security_zip_names_the_make_command(tmp_p
         "`make opensearch-security-3` (tests/support/opensearch/security-3/build.sh, Maven only; it puts the zip at "
         f"{zip_path}), or set OPENSEARCH_SECURITY_ZIP to its zip")), said
     code, said = build(tmp_path, "--secured", OPENSEARCH_TEST_VERSION="3.4.0")  # a version the recipe does not build
-    assert code == 1 and "set OPENSEARCH_SECURITY_ZIP to a opensearch-security zip for OpenSearch 3.4.0" in said, said
+    assert code == 1 and "set OPENSEARCH_SECURITY_ZIP to an opensearch-security zip for OpenSearch 3.4.0" in said, said
 
 
 def test_a_given_security_zip_must_exist_and_be_the_security_plugin_for_the_version(tmp_path: Path) -> None:

@@ -186,7 +186,7 @@ def security_plugin_zip() -> Path:
         if wanted is None:
             raise NodeUnavailable(
                 f"the security plugin {PLUGIN_VERSION} is not on Maven Central, and {SECURITY_RECIPE.name}/build.sh "
-                f"builds only {', '.join(sorted(KNOWN_SECURITY_ZIPS))}: set OPENSEARCH_SECURITY_ZIP to a "
+                f"builds only {', '.join(sorted(KNOWN_SECURITY_ZIPS))}: set OPENSEARCH_SECURITY_ZIP to an "
                 f"{SECURITY_PLUGIN} zip for OpenSearch {VERSION}")
         if not archive.is_file():
             raise NodeUnavailable(
