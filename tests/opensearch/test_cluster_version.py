@@ -140,4 +140,4 @@ def test_the_test_node_runs_the_version_asked_for(real_opensearch: Cluster) -> N
     assert admin.info()["version"]["number"] == opensearch_node.VERSION
     plugins = {p["component"] for p in admin.cat.plugins(format="json")}
     assert plugins == {"opensearch-knn", "opensearch-neural-search"} | (
-        {"opensearch-security"} if opensearch_node.SECURITY_PLUGIN_SERVED else set())
+        {"opensearch-security"} if opensearch_node.SECURITY_PLUGIN_AVAILABLE else set())

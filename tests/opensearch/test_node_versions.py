@@ -1,9 +1,11 @@
 """The test node's version (OPENSEARCH_TEST_VERSION) and what it needs, refused up front in one line naming the fix:
 for 3.x the neural-search zip (OPENSEARCH_NEURAL_SEARCH_ZIP; unset, the copy this project's machine keeps in
-../shared/opensearch-3/, its sha256 checked) and a full JDK >= 21 (OPENSEARCH_JAVA_HOME, else one found under
-/usr/lib/jvm). Each case runs `python -m tests.support.opensearch_node build` in a fresh cache, and fails before
-anything is downloaded. The nodes themselves: every real-OpenSearch test, run on 2.19.1 and again on 3.5.0 by
-`make test`."""
+../shared/opensearch-3/, its sha256 checked), for a secured 3.x node the security plugin zip (OPENSEARCH_SECURITY_ZIP;
+unset, the one `make opensearch-security-3` builds into the cache, its sha256 checked), and a full JDK >= 21
+(OPENSEARCH_JAVA_HOME, else one found under /usr/lib/jvm). Each case runs `python -m tests.support.opensearch_node
+build` in a fresh cache, and fails before anything is downloaded. And the security plugin zip is what its recipe
+(tests/support/opensearch/security-3/README.md) says. The nodes themselves: every real-OpenSearch test, run on 2.19.1
+and again on 3.5.0 by `make test`."""
 
 from __future__ import annotations
 
@@ -20,19 +22,21 @@ from tests.support.opensearch import settings
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_ZIP = settings.SHARED_PLUGINS / "opensearch-neural-search-3.5.0.0.zip"
+SECURITY_ZIP = settings.cache_dir() / "opensearch-security-3.5.0.0.zip"  # where `make opensearch-security-3` puts it
+SECURITY_README = settings.SECURITY_RECIPE / "README.md"
 
 
-def build(tmp_path: Path, **env: str) -> tuple[int, str]:
+def build(tmp_path: Path, *flags: str, **env: str) -> tuple[int, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("OPENSEARCH_")}
-    done = subprocess.run([sys.executable, "-m", "tests.support.opensearch_node", "build"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "tests.support.opensearch_node", "build", *flags], cwd=REPO,
                           env={**base, "PYTHONPATH": str(REPO), "MEMORY_TEST_CACHE": str(tmp_path / "cache"), **env},
                           capture_output=True, text=True, timeout=120)
     return done.returncode, done.stdout + done.stderr
 
 
-def plugin_zip(path: Path, opensearch_version: str) -> Path:
+def plugin_zip(path: Path, opensearch_version: str, name: str = "opensearch-neural-search") -> Path:
     with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("plugin-descriptor.properties", f"name=opensearch-neural-search\nversion={opensearch_version}.0\n"
+        zf.writestr("plugin-descriptor.properties", f"name={name}\nversion={opensearch_version}.0\n"
                                                     f"opensearch.version={opensearch_version}\n")
     return path
 
@@ -63,6 +67,63 @@ def test_the_shared_zip_is_the_one_its_readme_names() -> None:
     assert digest in (settings.SHARED_PLUGINS / "README.md").read_text(encoding="utf-8")
 
 
+def test_a_secured_3x_node_without_its_security_zip_names_the_make_command(tmp_path: Path) -> None:
+    code, said = build(tmp_path, "--secured", OPENSEARCH_TEST_VERSION="3.5.0")
+    zip_path = tmp_path / "cache" / "opensearch-security-3.5.0.0.zip"
+    assert (code, said.strip()) == (1, (
+        "error: OpenSearch 3.5.0 needs the security plugin 3.5.0.0, which Maven Central does not serve: build it with "
+        "`make opensearch-security-3` (tests/support/opensearch/security-3/build.sh, Maven only; it puts the zip at "
+        f"{zip_path}), or set OPENSEARCH_SECURITY_ZIP to its zip")), said
+    code, said = build(tmp_path, "--secured", OPENSEARCH_TEST_VERSION="3.4.0")  # a version the recipe does not build
+    assert code == 1 and "set OPENSEARCH_SECURITY_ZIP to an opensearch-security zip for OpenSearch 3.4.0" in said, said
+
+
+def test_a_given_security_zip_must_exist_and_be_the_security_plugin_for_the_version(tmp_path: Path) -> None:
+    missing = tmp_path / "no.zip"
+    code, said = build(tmp_path, "--secured", OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_SECURITY_ZIP=str(missing))
+    assert (code, said.strip()) == (1, f"error: OPENSEARCH_SECURITY_ZIP={missing}: no such file")
+    other = plugin_zip(tmp_path / "ns.zip", "3.5.0")
+    code, said = build(tmp_path, "--secured", OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_SECURITY_ZIP=str(other))
+    assert (code, said.strip()) == (1, f"error: {other} is the plugin opensearch-neural-search, not opensearch-security")
+    older = plugin_zip(tmp_path / "sec.zip", "3.4.0", name="opensearch-security")
+    code, said = build(tmp_path, "--secured", OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_SECURITY_ZIP=str(older))
+    assert (code, said.strip()) == (1, f"error: {older} is opensearch-security for OpenSearch 3.4.0, not 3.5.0")
+
+
+def test_the_security_recipe_names_its_source_archive_and_zip() -> None:
+    """The README's table gives the sha256 of the committed source archive and of the zip build.sh makes, the same
+    as settings.KNOWN_SECURITY_ZIPS."""
+    readme = SECURITY_README.read_text(encoding="utf-8")
+    archive = settings.SECURITY_RECIPE / "sources" / "security-3.5.0.0.tar.gz"
+    assert hashlib.sha256(archive.read_bytes()).hexdigest() in readme
+    assert settings.KNOWN_SECURITY_ZIPS[SECURITY_ZIP.name] in readme
+    assert os.access(settings.SECURITY_RECIPE / "build.sh", os.X_OK)
+
+
+@pytest.mark.skipif(not SECURITY_ZIP.exists() and not os.environ.get("CI"),
+                    reason="the security plugin zip is not built here (make opensearch-security-3)")
+def test_the_built_security_zip_is_the_one_its_recipe_names() -> None:
+    """What `make opensearch-security-3` put in the cache (CI builds it before the tests): the sha256 of the README,
+    the security plugin for OpenSearch 3.5.0, with the jars the README lists."""
+    digest = hashlib.sha256(SECURITY_ZIP.read_bytes()).hexdigest()
+    assert digest == settings.KNOWN_SECURITY_ZIPS[SECURITY_ZIP.name]
+    assert digest in SECURITY_README.read_text(encoding="utf-8")
+    descriptor = settings.plugin_descriptor(SECURITY_ZIP)
+    assert {key: descriptor.get(key) for key in ("name", "version", "opensearch.version", "java.version",
+                                                  "classname", "extended.plugins")} == {
+        "name": "opensearch-security", "version": "3.5.0.0", "opensearch.version": "3.5.0", "java.version": "21",
+        "classname": "org.opensearch.security.OpenSearchSecurityPlugin",
+        "extended.plugins": "rule-framework,workload-management;optional=true,transport-grpc;optional=true"}
+    with zipfile.ZipFile(SECURITY_ZIP) as zf:
+        names = set(zf.namelist())
+    jars = {name for name in names if name.endswith(".jar") and "/" not in name}
+    assert len(jars) == 90
+    assert {"opensearch-security-3.5.0.0.jar", "opensearch-security-spi-3.5.0.0.jar", "opensaml-3.4.0.0-all.jar",
+            "guava-33.5.0-jre.jar", "bc-fips-2.1.2.jar"} <= jars
+    assert {"plugin-security.policy", "config/roles.yml", "tools/install_demo_configuration.sh"} <= names
+    assert not any(name.startswith(("bcprov-", "jackson-core-", "log4j-api-")) for name in jars)  # the node's, or clashing
+
+
 def _jdk(tmp_path: Path, version: str, modules: str) -> Path:
     home = tmp_path / f"jdk-{version}"
     (home / "bin").mkdir(parents=True)
@@ -86,7 +147,7 @@ def test_3x_refuses_a_jdk_older_than_21_or_not_full(tmp_path: Path) -> None:
 def test_the_default_version_is_2_19_1() -> None:
     assert settings.DEFAULT_VERSION == "2.19.1"
     done = subprocess.run([sys.executable, "-c", "from tests.support.opensearch import settings as s; "
-                           "print(s.VERSION, s.NEURAL_SEARCH_FROM_CENTRAL, s.SECURITY_PLUGIN_SERVED, s.MIN_JAVA)"],
+                           "print(s.VERSION, s.NEURAL_SEARCH_FROM_CENTRAL, s.SECURITY_PLUGIN_AVAILABLE, s.MIN_JAVA)"],
                           cwd=REPO, capture_output=True, text=True, env={
                               **{k: v for k, v in os.environ.items() if k != "OPENSEARCH_TEST_VERSION"},
                               "PYTHONPATH": str(REPO)})

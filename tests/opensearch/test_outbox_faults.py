@@ -83,8 +83,8 @@ class KillableNode:
 def real_node(real_opensearch: Cluster) -> Iterator[tuple[opensearch_node.Node, Cluster]]:
     """A node of this module's own (the session's real cluster must stay up for the other tests), of the session
     node's kind: secured, with the service's least-privilege user on it, where the security plugin can be had
-    (2.x), else open (3.x)."""
-    secured = opensearch_node.SECURITY_PLUGIN_SERVED
+    (2.x; 3.x with the zip of `make opensearch-security-3`), else open."""
+    secured = opensearch_node.SECURITY_PLUGIN_AVAILABLE
     if not opensearch_node.home(secured=secured).joinpath(".complete").exists():
         pytest.skip("the local OpenSearch node is not built here (the session's cluster came by another route)")
     node = opensearch_node.Node.create(opensearch_node.home(secured=secured))

@@ -20,7 +20,7 @@ from opensearchpy.exceptions import (AuthenticationException, AuthorizationExcep
                                      NotFoundError, SSLError)
 
 from tests.support.clusters import secured_opensearch  # noqa: F401 - the session fixture
-from tests.support.opensearch_node import HOST, Node
+from tests.support.opensearch_node import HOST, VERSION, Node
 
 pytestmark = [pytest.mark.opensearch, pytest.mark.secured]
 
@@ -74,7 +74,7 @@ def test_an_anonymous_request_gets_401(secured_opensearch: Node) -> None:
 def test_admin_over_https_verifies_against_the_demo_ca(secured_opensearch: Node) -> None:
     assert secured_opensearch.url.startswith(f"https://{HOST}:")
     admin = client(secured_opensearch)
-    assert admin.info()["version"]["number"] == "2.19.1"
+    assert admin.info()["version"]["number"] == VERSION
     assert admin.cluster.health()["status"] == "green"
     # Verification is real: without the demo CA (the client's default CAs only) the handshake fails.
     with pytest.raises(SSLError):
@@ -167,5 +167,5 @@ def test_a_stopped_secured_node_starts_again_on_its_data(secured_opensearch: Nod
     secured_opensearch.stop(sig=signal.SIGKILL)
     secured_opensearch.start()
     user = client(secured_opensearch, http_auth=(team.user, team.password))
-    assert user.info()["version"]["number"] == "2.19.1"
+    assert user.info()["version"]["number"] == VERSION
     assert client(secured_opensearch).cluster.health()["status"] == "green"

@@ -15,7 +15,10 @@ The version: OPENSEARCH_TEST_VERSION (default 2.19.1; 3.5.0 is the 3.x the suite
   docs/architecture.md, "The OpenSearch node of the tests"); unset, the copy this project's own machine keeps
   beside the repository, ../shared/opensearch-3/opensearch-neural-search-<VERSION>.0.zip (its sha256 checked);
   needs a full JDK >= 21 (OPENSEARCH_JAVA_HOME, else the newest under /usr/lib/jvm with the jdk.incubator.vector
-  and jdk.localedata modules); no secured variant (the security plugin 3.x is not on Maven Central).
+  and jdk.localedata modules). Its secured variant installs the security plugin zip (not on Maven Central for 3.x)
+  that security-3/build.sh compiles from the plugin's source tag with Maven (`make opensearch-security-3`, or
+  `python -m tests.support.opensearch_node security-zip`, puts it in CACHE_DIR; OPENSEARCH_SECURITY_ZIP names
+  another; security-3/README.md says what differs from the released zip).
 
 What it does, in order:
 1. Fetch (build.py, `fetch`): `mvn package` on tests/support/opensearch/pom.xml copies the integ-test
@@ -42,7 +45,8 @@ What it does, in order:
 
 The secured variant (`build(secured=True)`, `start_node(secured=True)`, `run --secured`; the tests' session
 fixture `secured_opensearch` in tests/support/clusters.py): the same tree plus the security plugin
-(org.opensearch.plugin:opensearch-security:PLUGIN_VERSION, zip; the pom's `secured` profile), kept apart in
+(2.x: org.opensearch.plugin:opensearch-security:PLUGIN_VERSION, zip, the pom's `secured` profile; 3.x: the zip
+of settings.security_plugin_zip), kept apart in
 CACHE_DIR/opensearch-VERSION-secured so the open tree never changes. Node.create() on it runs the plugin's
 demo installer (security.py; democonfig.Installer, what tools/install_demo_configuration.sh -y -i -s runs)
 into the node's own config with a generated admin password: demo certificates (their SAN has 127.0.0.1 and
@@ -73,17 +77,20 @@ Environment (tests only; the service reads its own settings elsewhere):
                                 3.x the newest full JDK >= 21 there)
   OPENSEARCH_NEURAL_SEARCH_ZIP  3.x: the neural-search plugin zip (unset: ../shared/opensearch-3/ beside the
                                 repository, where this project's own machine keeps one)
+  OPENSEARCH_SECURITY_ZIP       3.x, secured: the security plugin zip (unset: CACHE_DIR/opensearch-security-
+                                PLUGIN_VERSION.zip, built by `make opensearch-security-3`, its sha256 checked)
   OPENSEARCH_TEST_SIMD          off: leave the JDK's vector module out of the node's JVM (Lucene's SIMD vector
                                 code off; to measure what it is worth)
   MEMORY_TEST_CACHE             where the built distribution is kept (default: settings.cache_dir)
 
 The modules, one job each:
-  settings.py    the pins (VERSION, plugins, heap, user, host, timeouts), cache_dir, java_home, home,
-                 NodeUnavailable
-  build.py       fetch with Maven (pom.xml, beside it) and lay out the distribution, cached
+  settings.py    the pins (VERSION, plugins, heap, user, host, timeouts), cache_dir, java_home, home, the plugin
+                 zips from outside Maven Central (neural_search_zip, security_plugin_zip), NodeUnavailable
+  build.py       fetch with Maven (pom.xml, beside it) and lay out the distribution, cached; build_security_zip
+                 (security-3/build.sh into the cache)
   node.py        Node: create, start (under the supervisor) and wait for green, stop, remove, REST calls,
                  opensearch-py options; start_node
   security.py    the secured Node's demo installer and least-privilege baseline, users and roles (REST)
   supervisor.py  the process between a Node and its JVM (stdlib only: run by path with `python -I`)
-  runner.py      the command line: build, run [--secured]
+  runner.py      the command line: build, run [--secured], security-zip
 """

@@ -1,8 +1,8 @@
 """Fetch (`fetch`: Maven on pom.xml, beside this file) and lay out (`build`) the node's distribution, cached in
 cache_dir()/opensearch-VERSION (and opensearch-VERSION-secured); see the package's docstring for what goes in.
-What differs by version (settings.py): 2.x takes neural-search from Maven Central and lays out two modules its
-integ-test zip lacks; 3.x's integ-test zip ships every module, and its neural-search comes as a zip
-(settings.neural_search_zip)."""
+What differs by version (settings.py): 2.x takes neural-search and the security plugin from Maven Central and lays
+out two modules its integ-test zip lacks; 3.x's integ-test zip ships every module, and its neural-search and security
+plugin come as zips (settings.neural_search_zip, settings.security_plugin_zip)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import zipfile
 from pathlib import Path
 
 from tests.support.opensearch.settings import (MODULES_IN_DISTRIBUTION, NEURAL_SEARCH_FROM_CENTRAL, PLUGIN_VERSION,
-                                               PLUGINS, SECURITY_PLUGIN, VERSION, NodeUnavailable, home, java_home,
-                                               neural_search_zip)
+                                               KNOWN_SECURITY_ZIPS, PLUGINS, SECURITY_PLUGIN,
+                                               SECURITY_PLUGIN_FROM_CENTRAL, SECURITY_RECIPE, VERSION, NodeUnavailable,
+                                               default_security_zip, home, java_home, neural_search_zip,
+                                               security_plugin_zip)
 
 POM = Path(__file__).with_name("pom.xml")
 
@@ -47,7 +49,7 @@ def fetch(target: Path, *, secured: bool = False) -> None:
         command.append("-Dopensearch.neural.central=true")  # the pom's `neural-search-central` profile
     if not MODULES_IN_DISTRIBUTION:
         command.append("-Dopensearch.modules=true")  # the pom's `modules` profile: lang-painless, analysis-common
-    if secured:
+    if secured and SECURITY_PLUGIN_FROM_CENTRAL:
         command.append("-Dopensearch.secured=true")  # the pom's `secured` profile: the security plugin's zip too
     result = subprocess.run([*command, "package"], capture_output=True, text=True, env=env, timeout=1800)
     if result.returncode != 0:
@@ -82,12 +84,14 @@ def _write_module(root: Path, name: str, jars: Path) -> None:
         (folder / "plugin-security.policy").write_text(PAINLESS_POLICY, encoding="utf-8")
 
 
-def _stamp(neural_search: Path | None) -> str:
-    """What a cached tree was built from: the version, and the digest of a neural-search zip given from outside
+def _stamp(neural_search: Path | None, security: Path | None = None) -> str:
+    """What a cached tree was built from: the version, and the digests of the plugin zips given from outside
     (another zip for the same version rebuilds the tree)."""
-    if neural_search is None:
-        return f"{VERSION}\n"
-    return f"{VERSION}\nneural-search sha256 {hashlib.sha256(neural_search.read_bytes()).hexdigest()}\n"
+    stamp = f"{VERSION}\n"
+    for name, archive in (("neural-search", neural_search), (SECURITY_PLUGIN, security)):
+        if archive is not None:
+            stamp += f"{name} sha256 {hashlib.sha256(archive.read_bytes()).hexdigest()}\n"
+    return stamp
 
 
 def build(progress=print, *, secured: bool = False) -> Path:  # noqa: ANN001 - a print-like callable
@@ -95,7 +99,8 @@ def build(progress=print, *, secured: bool = False) -> Path:  # noqa: ANN001 - a
     plugin, in a tree of its own; the open tree is never touched by it)."""
     final = home(secured=secured)
     neural_search = None if NEURAL_SEARCH_FROM_CENTRAL else neural_search_zip()  # before a long fetch: fail fast
-    stamp = _stamp(neural_search)
+    security = security_plugin_zip() if secured and not SECURITY_PLUGIN_FROM_CENTRAL else None  # the same
+    stamp = _stamp(neural_search, security)
     complete = final / ".complete"
     if complete.exists() and complete.read_text(encoding="utf-8") == stamp:
         return final
@@ -120,6 +125,8 @@ def build(progress=print, *, secured: bool = False) -> Path:  # noqa: ANN001 - a
             archive = work / "fetched" / "dist" / f"{plugin}-{PLUGIN_VERSION}.zip"
             if plugin == "neural-search" and neural_search is not None:
                 archive = neural_search
+            if plugin == SECURITY_PLUGIN and security is not None:
+                archive = security
             # --batch also grants the extra permissions the security plugin asks for.
             result = subprocess.run([str(root / "bin" / "opensearch-plugin"), "install", "--batch",
                                      archive.as_uri()], capture_output=True, text=True, env=env, timeout=300)
@@ -134,3 +141,40 @@ def build(progress=print, *, secured: bool = False) -> Path:  # noqa: ANN001 - a
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+
+
+def build_security_zip(progress=print) -> Path:  # noqa: ANN001 - a print-like callable
+    """`make opensearch-security-3`: the security plugin zip of a 3.x node at default_security_zip(), built by
+    SECURITY_RECIPE/build.sh (Maven only) unless the one the recipe names is already there."""
+    target = default_security_zip()
+    wanted = KNOWN_SECURITY_ZIPS.get(target.name)
+    if SECURITY_PLUGIN_FROM_CENTRAL or wanted is None:
+        raise NodeUnavailable(f"{SECURITY_RECIPE.name}/build.sh builds {', '.join(sorted(KNOWN_SECURITY_ZIPS))}, "
+                              f"not the security plugin of OpenSearch {VERSION}")
+    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == wanted:
+        progress(f"{target} is there (sha256 {wanted})")
+        return target
+    if shutil.which("mvn") is None:
+        raise NodeUnavailable("Maven (mvn) is not installed; apt-get install maven")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix="security-zip-", dir=target.parent))
+    try:
+        started = time.monotonic()
+        progress(f"building {target.name} with {SECURITY_RECIPE / 'build.sh'} (Maven; cached in ~/.m2)")
+        result = subprocess.run([str(SECURITY_RECIPE / "build.sh")], capture_output=True, text=True, timeout=1800,
+                                env=dict(os.environ, OUT=str(out), JAVA21_HOME=str(java_home())))
+        if result.returncode != 0:
+            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
+            raise NodeUnavailable(f"{SECURITY_RECIPE.name}/build.sh failed (exit {result.returncode}):\n{tail}")
+        built = out / target.name
+        digest = hashlib.sha256(built.read_bytes()).hexdigest()
+        if digest != wanted:
+            kept = target.with_name(f"{target.stem}-{digest[:12]}.zip")
+            built.replace(kept)
+            raise NodeUnavailable(f"built {kept}, but its sha256 {digest} is not the recipe's {wanted} (another javac "
+                                  f"than the README's?): check it, then use it with OPENSEARCH_SECURITY_ZIP={kept}")
+        built.replace(target)
+        progress(f"{target} built in {time.monotonic() - started:.0f} s (sha256 {digest})")
+        return target
+    finally:
+        shutil.rmtree(out, ignore_errors=True)

@@ -149,6 +149,17 @@ class Node(NodeSecurity):
         base.mkdir(parents=True, exist_ok=True)
         node = cls(directory=Path(tempfile.mkdtemp(prefix="node-", dir=base)), distribution=distribution,
                    secured=secured, admin_password=new_admin_password() if secured else "", ephemeral=True)
+        try:
+            node._lay_out(secured)
+        except BaseException:  # a failed installer, say: no half-made node directory left behind
+            shutil.rmtree(node.directory, ignore_errors=True)
+            raise
+        return node
+
+    def _lay_out(self, secured: bool) -> None:
+        """create()'s work in the fresh directory: config, data, logs, tmp; the demo security when secured; owned
+        by RUN_AS."""
+        node, distribution = self, self.distribution
         config = node.config_dir
         shutil.copytree(distribution / "config", config)
         (node.directory / "data").mkdir()
@@ -185,7 +196,6 @@ class Node(NodeSecurity):
         if user is not None:
             for path in [node.directory, *node.directory.rglob("*")]:
                 os.chown(path, user.pw_uid, user.pw_gid, follow_symlinks=False)
-        return node
 
     def start(self, timeout: float = START_TIMEOUT) -> None:
         """Start the node and wait until the cluster is green; raises NodeUnavailable with the log's tail."""

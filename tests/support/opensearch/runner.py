@@ -1,6 +1,7 @@
 """The command line (`python -m tests.support.opensearch_node build|run [--secured]`, `make opensearch`,
 `make opensearch-secured`): build and print where, or start a node, print how to reach it, and stop it on
-Ctrl-C, SIGTERM or SIGHUP."""
+Ctrl-C, SIGTERM or SIGHUP; and `security-zip` (`make opensearch-security-3`): build the 3.x security plugin zip
+into the cache directory (settings.default_security_zip) unless it is there."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from typing import Any
 
 from bench.lib.until_stopped import serve_until_stopped
-from tests.support.opensearch.build import build
+from tests.support.opensearch.build import build, build_security_zip
 from tests.support.opensearch.node import start_node
 from tests.support.opensearch.settings import NodeUnavailable
 from tests.support.opensearch.supervisor import supervise
@@ -18,8 +19,15 @@ def main(argv: list[str]) -> int:
     command, flags = (argv[0], argv[1:]) if argv else ("run", [])
     if command == "supervise":
         return supervise(flags)
+    if command == "security-zip" and not flags:
+        try:
+            print(build_security_zip())
+            return 0
+        except NodeUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     if command not in ("build", "run") or set(flags) - {"--secured"}:
-        print("usage: python -m tests.support.opensearch_node [build|run] [--secured]", file=sys.stderr)
+        print("usage: python -m tests.support.opensearch_node [build|run] [--secured] | security-zip", file=sys.stderr)
         return 2
     secured = "--secured" in flags
     try:

@@ -1,6 +1,6 @@
 """What the local node is pinned to and where it lives: the version (OPENSEARCH_TEST_VERSION) and what follows from
-it, the names every other module of this package shares, the cache directory, the JDK, where neural-search comes
-from, and the one error a caller catches (NodeUnavailable)."""
+it, the names every other module of this package shares, the cache directory, the JDK, where neural-search and the
+security plugin come from, and the one error a caller catches (NodeUnavailable)."""
 
 from __future__ import annotations
 
@@ -32,14 +32,22 @@ DEMO_CA, DEMO_ADMIN_CERT, DEMO_ADMIN_KEY = "root-ca.pem", "kirk.pem", "kirk-key.
 # 2.x: Maven Central serves everything (neural-search and the security plugin too); the integ-test zip carries
 # no modules but transport, so lang-painless and analysis-common are fetched and laid out beside it.
 # 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search (nor the ml-commons
-# client it needs) and not the security plugin: neural-search comes as a zip built from its source tag.
+# client it needs) and not the security plugin: neural-search comes as a zip built from its source tag, and so does
+# the security plugin (security-3/ beside this file: build.sh, Maven only; `make opensearch-security-3`).
 NEURAL_SEARCH_FROM_CENTRAL = MAJOR < 3
 MODULES_IN_DISTRIBUTION = MAJOR >= 3
-SECURITY_PLUGIN_SERVED = MAJOR < 3
+SECURITY_PLUGIN_FROM_CENTRAL = MAJOR < 3
+SECURITY_RECIPE = Path(__file__).with_name("security-3")  # build.sh, the poms, the source archive, README.md
+SECURITY_ZIP_COMMAND = "make opensearch-security-3"  # runs SECURITY_RECIPE/build.sh into cache_dir()
 MIN_JAVA = 21 if MAJOR >= 3 else 11
 SHARED_PLUGINS = Path(__file__).resolve().parents[3].parent / "shared" / "opensearch-3"  # ../shared beside the repo
 KNOWN_ZIPS = {  # the zips this project's machine keeps in ../shared/opensearch-3: file name -> sha256
     "opensearch-neural-search-3.5.0.0.zip": "fb030cea93cf6ac0839d835a0914e904ee3fcc924a08a25289153f8dd150bb65",
+}
+# What SECURITY_RECIPE/build.sh makes (its README's table; the same bytes on every rebuild with the same javac,
+# Temurin 25 here): file name -> sha256. A zip built otherwise is used through OPENSEARCH_SECURITY_ZIP.
+KNOWN_SECURITY_ZIPS = {
+    "opensearch-security-3.5.0.0.zip": "b2bc5ba567a2abeea9092ee2830c8a182b5cb081ae1d06fc6095df936a0a7db0",
 }
 
 
@@ -136,30 +144,87 @@ def neural_search_zip() -> Path:
         digest = hashlib.sha256(archive.read_bytes()).hexdigest()
         if wanted is not None and digest != wanted:
             raise NodeUnavailable(f"{archive}: sha256 {digest}, expected {wanted} (see its README)")
-    _check_plugin_descriptor(archive)
+    _check_plugin_descriptor(archive, "neural-search")
     return archive
 
 
-def _check_plugin_descriptor(archive: Path) -> None:
+def plugin_descriptor(archive: Path) -> dict[str, str]:
+    """The plugin-descriptor.properties of a plugin zip, as a dict."""
     try:
         with zipfile.ZipFile(archive) as zf:
             text = zf.read("plugin-descriptor.properties").decode("utf-8", errors="replace")
     except (OSError, KeyError, zipfile.BadZipFile) as exc:
         raise NodeUnavailable(f"{archive} is not an OpenSearch plugin zip ({exc})") from exc
-    descriptor = {key.strip(): value.strip() for key, _, value in
-                  (line.partition("=") for line in text.splitlines() if not line.startswith("#"))}
+    return {key.strip(): value.strip() for key, _, value in
+            (line.partition("=") for line in text.splitlines() if not line.startswith("#"))}
+
+
+def _check_plugin_descriptor(archive: Path, what: str) -> None:
+    descriptor = plugin_descriptor(archive)
     if descriptor.get("opensearch.version") != VERSION:
-        raise NodeUnavailable(f"{archive} is neural-search for OpenSearch {descriptor.get('opensearch.version')}, "
+        raise NodeUnavailable(f"{archive} is {what} for OpenSearch {descriptor.get('opensearch.version')}, "
                               f"not {VERSION}")
+
+
+def default_security_zip() -> Path:
+    """Where `make opensearch-security-3` puts the security plugin zip of a 3.x node (the cache directory)."""
+    return cache_dir() / f"{SECURITY_PLUGIN}-{PLUGIN_VERSION}.zip"
+
+
+def security_plugin_zip() -> Path:
+    """The security plugin zip of a 3.x node (Maven Central serves none): OPENSEARCH_SECURITY_ZIP, else the one
+    SECURITY_RECIPE/build.sh put at default_security_zip() (`make opensearch-security-3`; its sha256 checked).
+    Either must be the plugin for VERSION."""
+    configured = os.environ.get("OPENSEARCH_SECURITY_ZIP")
+    if configured:
+        archive = Path(configured)
+        if not archive.is_file():
+            raise NodeUnavailable(f"OPENSEARCH_SECURITY_ZIP={configured}: no such file")
+    else:
+        archive = default_security_zip()
+        wanted = KNOWN_SECURITY_ZIPS.get(archive.name)
+        if wanted is None:
+            raise NodeUnavailable(
+                f"the security plugin {PLUGIN_VERSION} is not on Maven Central, and {SECURITY_RECIPE.name}/build.sh "
+                f"builds only {', '.join(sorted(KNOWN_SECURITY_ZIPS))}: set OPENSEARCH_SECURITY_ZIP to an "
+                f"{SECURITY_PLUGIN} zip for OpenSearch {VERSION}")
+        if not archive.is_file():
+            raise NodeUnavailable(
+                f"OpenSearch {VERSION} needs the security plugin {PLUGIN_VERSION}, which Maven Central does not serve: "
+                f"build it with `{SECURITY_ZIP_COMMAND}` (tests/support/opensearch/{SECURITY_RECIPE.name}/build.sh, "
+                f"Maven only; it puts the zip at {archive}), or set OPENSEARCH_SECURITY_ZIP to its zip")
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        if digest != wanted:
+            raise NodeUnavailable(f"{archive}: sha256 {digest}, expected {wanted} (see "
+                                  f"tests/support/opensearch/{SECURITY_RECIPE.name}/README.md; "
+                                  f"`{SECURITY_ZIP_COMMAND}` builds it again)")
+    descriptor = plugin_descriptor(archive)
+    if descriptor.get("name") != SECURITY_PLUGIN:
+        raise NodeUnavailable(f"{archive} is the plugin {descriptor.get('name')}, not {SECURITY_PLUGIN}")
+    _check_plugin_descriptor(archive, SECURITY_PLUGIN)
+    return archive
+
+
+def security_plugin_missing() -> str | None:
+    """Why no secured node of VERSION can be built here (None: it can): 2.x takes the plugin from Maven Central,
+    3.x needs security_plugin_zip()."""
+    if SECURITY_PLUGIN_FROM_CENTRAL:
+        return None
+    try:
+        security_plugin_zip()
+    except NodeUnavailable as exc:
+        return str(exc)
+    return None
+
+
+# A secured node of VERSION can be built here: always for 2.x; for 3.x when the zip is there (and is the one).
+SECURITY_PLUGIN_AVAILABLE = security_plugin_missing() is None
 
 
 def home(*, secured: bool = False) -> Path:
     """The laid-out distribution (built by `build`); the secured one is a tree of its own."""
-    if secured and not SECURITY_PLUGIN_SERVED:
-        raise NodeUnavailable(security_plugin_missing())
+    if secured:
+        missing = security_plugin_missing()
+        if missing is not None:
+            raise NodeUnavailable(missing)
     return cache_dir() / (f"opensearch-{VERSION}-secured" if secured else f"opensearch-{VERSION}")
-
-
-def security_plugin_missing() -> str:
-    return (f"the security plugin {PLUGIN_VERSION} is not on Maven Central (it serves 2.19.1.0): a secured "
-            f"OpenSearch {VERSION} node cannot be built here")
