@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from service.config import Settings
@@ -84,3 +86,32 @@ def test_warm_builds_every_profile_index(services: Services, profile: ProfileRef
     services.backend.warm()  # type: ignore[attr-defined]
     assert services.backend.status()["profiles_loaded"] == 2
     assert services.backend.status()["facts_indexed"] == 1
+
+
+def test_a_profile_still_loading_is_not_counted_loaded(settings: Settings, services: Services,
+                                                       profile: ProfileRef) -> None:
+    """/readyz's profiles_loaded counts a profile once its whole store is in the index, not while it loads (a
+    100,000-fact profile takes ~30 s: a readiness check that counted it at once let the first search wait)."""
+    write(services, profile, "Slow load", "This profile loads slowly.")
+    with build_services(settings) as started:  # a process just started on that store
+        backend = started.backend
+        source = backend.source  # type: ignore[attr-defined]
+        reading, release = threading.Event(), threading.Event()
+        changes = source.changes
+
+        def slow_changes(*args: object, **kwargs: object) -> object:
+            reading.set()
+            release.wait(10)
+            return changes(*args, **kwargs)
+
+        source.changes = slow_changes
+        loader = threading.Thread(target=backend.warm)  # type: ignore[attr-defined]
+        loader.start()
+        try:
+            assert reading.wait(10)
+            assert backend.status()["profiles_loaded"] == 0
+        finally:
+            release.set()
+            loader.join(10)
+            source.changes = changes
+        assert backend.status()["profiles_loaded"] == 1

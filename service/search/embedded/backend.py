@@ -145,7 +145,7 @@ class EmbeddedSearch:
         return {
             "backend": self.name,
             "state": "ready",
-            "profiles_loaded": len(indexes),
+            "profiles_loaded": sum(index.loaded for index in indexes),  # not one still loading
             "facts_indexed": sum(i.size for i in indexes),
             "facts_without_vector": sum(len(i.missing_vectors) for i in indexes) if self.embedder.enabled else 0,
         }
@@ -216,6 +216,7 @@ class EmbeddedSearch:
                 index.upsert(fact)
                 seq = max(seq, fact.change_seq)
             index.synced_seq = max(index.synced_seq, seq)
+            index.loaded = True
             if embed and index.missing_vectors and self.gate.usable():
                 self._embed_missing(index, profile_id, EMBED_ON_SEARCH_MAX)
         return index

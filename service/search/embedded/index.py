@@ -59,6 +59,7 @@ class ProfileIndex:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.synced_seq = 0
+        self.loaded = False  # its first sync (the profile's whole store) is done: /readyz counts it loaded
         # (uid, change number) of the last fact this process's write pushed in (EmbeddedSearch.written)
         self.pushed: tuple[str, int] | None = None
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
