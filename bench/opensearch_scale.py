@@ -10,9 +10,9 @@
    in both modes, with the ratio. --distinct N embeds N facts once and lets every profile draw its facts from
    them (with their vectors): how 1,000,000 facts across profiles are seeded in minutes, not hours.
 
-For each part it prints the seeding time (embedding, inserting), how long the OpenSearch side took to be ready
-(the mirror built and backfilled from the store), each server's resident memory after the searches, and the
-cluster's JVM heap in use.
+For each part it prints the seeding time (embedding, inserting), how long the OpenSearch side took from its start
+to its first search answered by the cluster (the mirror built and backfilled from the store meanwhile), each
+server's resident memory after the searches, and the cluster's JVM heap in use.
 
 Needs a cluster (`make opensearch` starts the test node and prints its URL; OPENSEARCH_TEST_VERSION=3.5.0 for
 3.5); the runs use deployment prefixes of their own and remove them afterwards. Timings are printed, never
@@ -149,8 +149,8 @@ def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str,
                                                                                                   embedded_pid):
             started = time.perf_counter()
             with served(mirrored, env, warm_search="opensearch", within=within) as (opensearch_url, opensearch_pid):
-                ready_s = time.perf_counter() - started
                 anyio.run(searches, embedded_url, opensearch_url, targets[:1], 1)  # the mirror built before counting
+                ready_s = time.perf_counter() - started  # started, the mirror built, a search answered by it
                 before = opensearch.search_count(url, f"{prefix}-facts")
                 out = anyio.run(searches, embedded_url, opensearch_url, targets, warmup)
                 after = opensearch.search_count(url, f"{prefix}-facts")
@@ -237,7 +237,7 @@ def report(title: str, results: list[dict[str, Any]]) -> None:
     table = Table(title=title)
     for column in ("run", "embedded p50 / p95 ms", "opensearch p50 / p95 ms", "p50 ratio",
                    "indices, shards on the cluster", "server RSS MB (embedded / opensearch)", "node heap MB",
-                   "opensearch side ready s"):
+                   "opensearch side: start to first hybrid search, s"):
         table.add_column(column, justify="right")
     ratios = []
     for n, result in enumerate(results, 1):
