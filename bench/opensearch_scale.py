@@ -28,6 +28,9 @@ stops with what it found (a degraded run once printed 0.53).
     python bench/opensearch_scale.py --opensearch-url URL --facts 100000 --skip many
     python bench/opensearch_scale.py --opensearch-url URL --skip one --profiles 1000 --per-profile 1000 \
         --distinct 20000
+
+(The last needs more memory than 24 GB: the embedded server holds every profile's index, token vectors included --
+3.3 GB at 100,000 facts; docs/benchmarks.md, "Large stores".)
 """
 
 from __future__ import annotations
