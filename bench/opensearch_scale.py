@@ -83,8 +83,10 @@ async def searches(embedded_url: str, opensearch_url: str, targets: list[tuple[s
                    warmup: int) -> dict[str, Any]:
     """Both services, query by query, interleaved (the order alternates), so the machine's drift hits both alike:
     first `warmup` untimed searches on each (over the targets in order), then every query of every target timed.
-    Client-side seconds of each memory_search per mode, and the modes the searches answered in."""
-    out: dict[str, Any] = {"embedded": [], "opensearch": [], "modes": {"embedded": Counter(), "opensearch": Counter()}}
+    Client-side seconds of each memory_search per mode, the modes the searches answered in, and how many timed
+    searches got the same matched_count from both (they count by one rule: all of them)."""
+    out: dict[str, Any] = {"embedded": [], "opensearch": [], "modes": {"embedded": Counter(), "opensearch": Counter()},
+                           "same_count": 0}
     urls = {"embedded": embedded_url, "opensearch": opensearch_url}
     for timed in (False, True):
         left = warmup
@@ -98,12 +100,15 @@ async def searches(embedded_url: str, opensearch_url: str, targets: list[tuple[s
                     await served_fully(client, queries[0])
                 for n, query in enumerate(queries if timed else queries[:left]):
                     order = ("embedded", "opensearch") if n % 2 == 0 else ("opensearch", "embedded")
+                    counts = set()
                     for mode in order:
                         started = time.perf_counter()
                         answer = await call(clients[mode], "memory_search", query=query)
                         if timed:
                             out[mode].append(time.perf_counter() - started)
                             out["modes"][mode][str(answer.get("mode"))] += 1
+                            counts.add(answer.get("matched_count"))
+                    out["same_count"] += timed and len(counts) == 1
                     left -= 1
     return out
 
@@ -240,7 +245,7 @@ def report(title: str, results: list[dict[str, Any]]) -> None:
     table = Table(title=title)
     for column in ("run", "embedded p50 / p95 ms", "opensearch p50 / p95 ms", "p50 ratio",
                    "indices, shards on the cluster", "server RSS MB (embedded / opensearch)", "node heap MB",
-                   "opensearch side: start to first hybrid search, s"):
+                   "opensearch side: start to first hybrid search, s", "same matched_count"):
         table.add_column(column, justify="right")
     ratios = []
     for n, result in enumerate(results, 1):
@@ -250,7 +255,8 @@ def report(title: str, results: list[dict[str, Any]]) -> None:
         table.add_row(str(n), f"{a['p50']:.1f} / {a['p95']:.1f}", f"{b['p50']:.1f} / {b['p95']:.1f}",
                       f"{ratios[-1]:.2f}", f"{indices}, {shards}",
                       "{:.0f} / {:.0f}".format(*result["rss"]),
-                      "-" if result["heap"] is None else f"{result['heap']:.0f}", f"{result['ready_s']:.0f}")
+                      "-" if result["heap"] is None else f"{result['heap']:.0f}", f"{result['ready_s']:.0f}",
+                      f"{result['same_count']} of {len(result['opensearch'])}")
     console.print(table)
     shapes = sorted({result["shape"] for result in results})
     console.print(f"  median p50 ratio (opensearch / embedded): {statistics.median(ratios):.2f}; the deployment "

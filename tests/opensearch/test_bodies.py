@@ -144,6 +144,7 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
                                                         "operator": "or", "minimum_should_match": 3}}}],
                     "should": [{"match": {"title": {"query": "deploy pipeline reach gke cluster"}}}],
                     "filter": filters,
+                    "_name": "words",  # each hit's matched_queries says whether it matched by words
                 }},
                 {"script_score": {"query": {"bool": {"filter": filters}}, "min_score": 1.35,
                                   "script": {"source": "knn_score", "lang": "knn",
@@ -171,29 +172,39 @@ def test_a_time_window_is_a_range_filter_inside_every_sub_query_not_a_post_filte
     for made in (q.inactive_matches(7, ["deploy"], None, kind=None, tags=(), min_similarity=0.35, window=scope),
                  q.without_vector(7, kind=None, tags=(), window=scope),
                  q.lexical_search(7, ["deploy"], kind=None, tags=(), depth=10, window=scope),
-                 q.lexical_scores(7, ["deploy"], kind=None, tags=(), depth=10, window=scope)):
+                 q.lexical_scores(7, ["deploy"], kind=None, tags=(), uids=["f_1"], window=scope)):
         assert json.dumps(bounds) in json.dumps(made)
     assert "range" not in json.dumps(q.hybrid_search(7, ["deploy"], [0.5], kind=None, tags=(), limit=8, depth=100,
                                                      min_similarity=0.35))  # no window: no clause
 
 
-def test_lexical_scores_are_the_lexical_sub_query_alone_to_the_pool_depth_counting_every_match() -> None:
-    body = q.lexical_scores(7, ["deploy"], kind=None, tags=(), depth=100)
-    # hits.total exact: how many facts match by words is a number the second stage's gate weighs
-    assert body == {"size": 100, "_source": False, "track_total_hits": True,
-                    "query": q.lexical_subquery(["deploy"], [PROFILE, ACTIVE])}
+def test_lexical_scores_are_the_lexical_sub_query_for_the_hits_that_matched_by_words() -> None:
+    body = q.lexical_scores(7, ["deploy"], kind=None, tags=(), uids=["f_1", "f_2"])
+    assert body == {"size": 2, "_source": False,
+                    "query": q.lexical_subquery(["deploy"], [PROFILE, ACTIVE, {"ids": {"values": ["f_1", "f_2"]}}])}
 
 
-def test_term_counts_body_counts_the_scope_and_each_term_in_order() -> None:
+def test_term_counts_body_counts_the_scope_each_term_in_order_and_the_matches_by_words() -> None:
     body = q.term_counts(7, ["deploy", "ledger"], kind=None, tags=())
     assert body == {"size": 0, "track_total_hits": True, "query": {"bool": {"filter": [PROFILE, ACTIVE]}},
                     "aggs": {"terms": {"filters": {"filters": {
                         "t0": {"match": {"search_text": {"query": "deploy"}}},
-                        "t1": {"match": {"search_text": {"query": "ledger"}}}}}}}}
+                        "t1": {"match": {"search_text": {"query": "ledger"}}}}}},
+                        "words": {"filter": q.lexical_match(["deploy", "ledger"])}}}
     assert "aggs" not in q.term_counts(7, [], kind=None, tags=())
-    answer = {"aggregations": {"terms": {"buckets": {"t0": {"doc_count": 3}, "t1": {"doc_count": 0}}}}}
+    answer = {"aggregations": {"terms": {"buckets": {"t0": {"doc_count": 3}, "t1": {"doc_count": 0}}},
+                               "words": {"doc_count": 2}}}
     assert q.term_counts_of(answer, ["deploy", "ledger"]) == (3, 0)
     assert q.term_counts_of(answer, []) == ()
+    assert q.by_words_of(answer, ["deploy", "ledger"]) == 2
+    assert q.by_words_of({}, []) == 0
+
+
+def test_a_hit_matched_by_words_when_its_matched_queries_name_the_lexical_sub_query() -> None:
+    assert q.matched_by_words({"_id": "f_1", "matched_queries": ["words"]})
+    assert q.matched_by_words({"_id": "f_1", "matched_queries": {"words": 1.7}})  # the form with scores
+    assert not q.matched_by_words({"_id": "f_1"})
+    assert not q.matched_by_words({"_id": "f_1", "matched_queries": []})
 
 
 def test_bm25_query_and_its_msm_rule() -> None:
@@ -240,6 +251,28 @@ def test_count_bodies() -> None:
         "size": 0, "track_total_hits": True,
         "query": {"bool": {"filter": [PROFILE, {"term": {"kind": "user"}}, {"term": {"has_vector": False}}]}},
     }
+    # The hybrid search's counts: every status, the match rule, counted per status by aggregations.
+    scope = [PROFILE, {"term": {"tags": "testing"}}]
+    assert canon(q.matches(7, ["pytest"], [1.0, 0.0], kind=None, tags=("testing",), min_similarity=0.5)) == canon({
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {
+            "filter": scope,
+            "should": [
+                {"match": {"search_text": {"query": "pytest", "operator": "or", "minimum_should_match": 1}}},
+                {"script_score": {"query": {"bool": {"filter": scope}}, "min_score": 1.5,
+                                  "script": {"source": "knn_score", "lang": "knn",
+                                             "params": {"field": "embedding", "query_value": [1.0, 0.0],
+                                                        "space_type": "innerproduct"}}}},
+            ],
+            "minimum_should_match": 1,
+        }},
+        "aggs": {"active": {"filter": ACTIVE},
+                 "inactive": {"filter": INACTIVE, "aggs": {"shown": {"top_hits": {"size": 5, "_source": ["uid"]}}}}},
+    })
+    answer = {"aggregations": {"active": {"doc_count": 12}, "inactive": {"doc_count": 2, "shown": {"hits": {
+        "hits": [{"_id": "f_2"}, {"_id": "f_1"}]}}}}}
+    assert q.match_counts(answer) == (12, 2, ["f_2", "f_1"])
     # "Does memory know any of these words?" (service.search.readable): any status, one hit is enough.
     assert q.any_term(7, ["asdf", "qwer"]) == {
         "size": 0, "track_total_hits": 1,

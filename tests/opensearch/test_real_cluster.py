@@ -72,6 +72,74 @@ def test_hybrid_counts_like_the_embedded_backend(hybrid: Services) -> None:
         embedded.close()
 
 
+def test_counts_are_exact_when_more_facts_match_than_the_pool_holds(tmp_path: Path, real_opensearch: Cluster,
+                                                                     prefix: str) -> None:
+    """A pool of one (MEMORY_RERANK_DEPTH=1, limit 1) and searches matching many facts: matched_count and
+    inactive_matched are still every match, as embedded counts them. (The hybrid query's own hits.total is not:
+    on 3.5.0 it counted only what its sub-queries' top lists took in.)"""
+    settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", real_opensearch, prefix,
+                                 embedder="minilm", min_similarity=0.5, similar_threshold=0.9, rerank_depth=1)
+    with build_services(settings, embedder=FakeEmbedder()) as services:
+        alpha = services.profiles.create("alpha")
+        corpus.load(services, alpha)
+        for n in range(12):  # many facts that one search matches, by words and by meaning
+            services.facts.write(alpha, title=f"Deploy service {n}", text=f"deploy service {n} to the kubernetes "
+                                 "cluster with the shared pipeline", kind="project", tags=["k8s"])
+        settle(services)
+        embedded = embedded_search(services.db, services.embedder, services.settings)
+        try:
+            most = 0
+            for query, kind, tags in corpus.SEARCHES:
+                request = SearchRequest(profile_id=alpha.id, profile="alpha", query=query, limit=1, kind=kind,
+                                        tags=tags, vector=services.embedder.embed_query(query))
+                mirror, local = services.backend.search(request), embedded.search(request)
+                assert (mirror.mode, mirror.matched_count, mirror.inactive_matched, mirror.inactive_uids) == \
+                    (local.mode, local.matched_count, local.inactive_matched, local.inactive_uids), query
+                most = max(most, local.matched_count or 0)
+            assert most >= 12  # a search matching many more facts than the pool holds
+        finally:
+            embedded.close()
+
+
+class Notes:
+    """Facts none of whose words the fake embedder knows: they all get its one constant vector, so a query
+    without its words is at cosine 1 to every one of them."""
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def make(self) -> dict[str, object]:
+        self.made += 1
+        return {"title": f"Note {self.made}", "text": f"ledger note number {self.made}", "kind": "project",
+                "tags": ["ledger"]}
+
+
+def test_counts_are_exact_past_thousands_of_matches(tmp_path: Path, real_opensearch: Cluster, prefix: str) -> None:
+    """6,000 facts in one profile, every one matching by meaning: matched_count and inactive_matched are every
+    match, as embedded counts them. The hybrid query's own hits.total was not (3.5.0: 2,730 of 6,681 matches in
+    an index of 10,000 documents; right up to ~4,500), so the counts come from a search of their own."""
+    from bench.lib.seeding import seed_facts
+
+    settings = mirrored_settings(tmp_path, f"sqlite:///{tmp_path}/memory.db", real_opensearch, prefix,
+                                 embedder="minilm", min_similarity=0.5, similar_threshold=0.9)
+    with build_services(settings.model_copy(update={"search": "embedded"}), embedder=FakeEmbedder()) as seeding:
+        alpha = seeding.profiles.create("alpha")
+        seed_facts(seeding, alpha, 6_000, Notes(), 1)  # type: ignore[arg-type]  # a maker of its own
+    with build_services(settings, embedder=FakeEmbedder()) as services:  # the mirror backfilled from the store
+        settle(services)
+        embedded = embedded_search(services.db, services.embedder, services.settings)
+        try:
+            for query in ("which ledger notes", "what was decided about the budget"):
+                request = SearchRequest(profile_id=alpha.id, profile="alpha", query=query, limit=8,
+                                        vector=services.embedder.embed_query(query))
+                mirror, local = services.backend.search(request), embedded.search(request)
+                assert local.matched_count is not None and local.matched_count > 5_000, query
+                assert (mirror.mode, mirror.matched_count, mirror.inactive_matched) == \
+                    (local.mode, local.matched_count, local.inactive_matched), query
+        finally:
+            embedded.close()
+
+
 def test_hybrid_ranking_through_the_pipeline(hybrid: Services) -> None:
     alpha = hybrid.profiles.create("alpha")
     both = hybrid.facts.write(alpha, title="Deploy to the Kubernetes cluster", text="Deploy with Argo CD.",

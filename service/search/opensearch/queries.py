@@ -12,13 +12,14 @@ The match rule is the one of service.domain.lexical, so both backends count the 
 - filters (the profile, kind, every tag, status) sit INSIDE each sub-query: hybrid has no top-level filter on
   2.19, and the script only scores the facts that pass them -- exactly, never an approximate top-k filtered
   afterwards, so another profile's close vectors in the shared index cannot crowd out this profile's facts.
-hits.total of the hybrid query is then |lexical matches U semantic matches| among the filtered facts.
+The counts come from a search of their own (`matches`): the hybrid query's hits.total is not |lexical matches U
+semantic matches| on 3.x.
 
 One search is one _msearch (one round trip): the hybrid query (through the index's default pipeline: its hits
-are the second ranking stage's pool, MEMORY_RERANK_DEPTH by meaning and as many by words), the lexical sub-query
-alone (which hits matched by words, and how many facts do), the inactive matches, the facts still without a
-vector, the facts in scope and how many hold each term, and, when the readability rule asks, whether a term
-occurs at all.
+are the second ranking stage's pool, MEMORY_RERANK_DEPTH by meaning and as many by words; its lexical sub-query
+is named WORDS, so each hit's `matched_queries` says whether it matched by words, as the embedded backend knows
+of every candidate), the inactive matches, the facts still without a vector, the facts in scope with how many
+hold each term and how many match by words, and, when the readability rule asks, whether a term occurs at all.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from service.domain.window import ANY, Window
 Status = Literal["active", "inactive", "any"]
 INACTIVE_STATUSES = [status.value for status in FactStatus if status is not FactStatus.ACTIVE]
 SOURCE_FIELDS = ["uid", "fact_id"]
+WORDS = "words"  # the name of the hybrid query's lexical sub-query: a hit's matched_queries holds it if it matched
 
 
 Space = Literal["innerproduct", "cosinesimil"]
@@ -97,11 +99,15 @@ def lexical_match(terms: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def lexical_subquery(terms: Sequence[str], filter_clauses: list[dict[str, Any]]) -> dict[str, Any]:
-    """Matches by the rule; a title hit adds score (title weighs most, as in the embedded backend)."""
+def lexical_subquery(terms: Sequence[str], filter_clauses: list[dict[str, Any]], *,
+                     name: str | None = None) -> dict[str, Any]:
+    """Matches by the rule; a title hit adds score (title weighs most, as in the embedded backend). `name`: the
+    query's _name, reported in the matched_queries of each hit it matched."""
     body: dict[str, Any] = {"must": [lexical_match(terms)], "filter": filter_clauses}
     if terms:
         body["should"] = [{"match": {"title": {"query": " ".join(terms)}}}]
+    if name is not None:
+        body["_name"] = name
     return {"bool": body}
 
 
@@ -140,7 +146,7 @@ def hybrid_search(
         "query": {
             "hybrid": {
                 "pagination_depth": depth,
-                "queries": [lexical_subquery(terms, active), knn_subquery(vector, min_similarity, active)],
+                "queries": [lexical_subquery(terms, active, name=WORDS), knn_subquery(vector, min_similarity, active)],
             }
         },
     }
@@ -148,13 +154,15 @@ def hybrid_search(
 
 def term_counts(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
                 window: Window = ANY) -> dict[str, Any]:
-    """The active facts passing the filters (hits.total, exact) and how many of them hold each term (a `filters`
-    aggregation, one bucket a term, in the terms' order): what the second ranking stage weighs terms by."""
+    """The active facts passing the filters (hits.total, exact), how many of them hold each term (a `filters`
+    aggregation, one bucket a term, in the terms' order) and how many match by words (the lexical rule): what
+    the second ranking stage weighs terms and word matches by."""
     body: dict[str, Any] = {"size": 0, "track_total_hits": True,
                             "query": {"bool": {"filter": filters(profile_id, kind, tags, "active", window)}}}
     if terms:
         body["aggs"] = {"terms": {"filters": {"filters": {
-            f"t{i}": {"match": {"search_text": {"query": term}}} for i, term in enumerate(terms)}}}}
+            f"t{i}": {"match": {"search_text": {"query": term}}} for i, term in enumerate(terms)}}},
+            WORDS: {"filter": lexical_match(terms)}}
     return body
 
 
@@ -166,15 +174,25 @@ def term_counts_of(answer: dict[str, Any], terms: Sequence[str]) -> tuple[int, .
     return tuple(int(buckets[f"t{i}"]["doc_count"]) for i in range(len(terms)))
 
 
+def by_words_of(answer: dict[str, Any], terms: Sequence[str]) -> int:
+    """How many facts of a term_counts answer's scope match by words (none without an informative term)."""
+    return int(answer["aggregations"][WORDS]["doc_count"]) if terms else 0
+
+
+def matched_by_words(hit: dict[str, Any]) -> bool:
+    """Whether a hit of the hybrid query matched its lexical sub-query (matched_queries: a list of names, or a
+    name -> score map when a request asks for scores)."""
+    return WORDS in (hit.get("matched_queries") or ())
+
+
 def lexical_scores(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
-                   depth: int, window: Window = ANY) -> dict[str, Any]:
-    """The lexical sub-query of the hybrid query alone, to the pool's depth: which hits matched by words (hybrid
-    fuses the sub-queries' lists, so every hit that did is among these), their raw BM25 scores for a degraded
-    search's query-log detail, and (hits.total) how many facts match by words. The pipeline's
-    hybrid_score_explanation cannot: it drops the sub-queries a hit is missing from. (A hit's cosine is computed
-    from its stored vector, not asked of the cluster again.)"""
-    return {"size": depth, "_source": False, "track_total_hits": True,
-            "query": lexical_subquery(terms, filters(profile_id, kind, tags, "active", window))}
+                   uids: Sequence[str], window: Window = ANY) -> dict[str, Any]:
+    """The raw BM25 scores of the hybrid query's lexical sub-query for the hits `uids` that matched by words,
+    asked only when a search answers without the second stage (degraded: a fact without a vector; or a
+    vector stored for another model), for its results' lexical detail. (A hit's cosine is computed from its
+    stored vector, not asked of the cluster again.)"""
+    scope = [*filters(profile_id, kind, tags, "active", window), {"ids": {"values": list(uids)}}]
+    return {"size": len(uids), "_source": False, "query": lexical_subquery(terms, scope)}
 
 
 def lexical_search(profile_id: int, terms: Sequence[str], *, kind: str | None, tags: Sequence[str],
@@ -206,6 +224,38 @@ def inactive_matches(
         "track_total_hits": True,
         "query": {"bool": {"filter": inactive, "should": should, "minimum_should_match": 1}},
     }
+
+
+def matches(
+    profile_id: int, terms: Sequence[str], vector: Sequence[float], *, kind: str | None, tags: Sequence[str],
+    min_similarity: float, window: Window = ANY,
+) -> dict[str, Any]:
+    """Every fact passing the filters, of any status, that the search matches -- by words or at cosine >=
+    min_similarity: how many are active (matched_count) and how many inactive (exact; the aggregations of a
+    query every such fact passes), and the first INACTIVE_SHOWN inactive ones, best first.
+
+    Not the hybrid query's hits.total: on 3.x it counts only the documents its sub-queries' top lists took in,
+    so a profile with more matches than the pool's depth got a smaller count (3.5.0: 407 for 868 matches at
+    depth 40; tests/opensearch/test_real_cluster.py)."""
+    scope = filters(profile_id, kind, tags, "any", window)
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": scope, "minimum_should_match": 1,
+                           "should": [lexical_match(terms), knn_subquery(vector, min_similarity, scope)]}},
+        "aggs": {
+            "active": {"filter": {"term": {"status": FactStatus.ACTIVE.value}}},
+            "inactive": {"filter": {"terms": {"status": INACTIVE_STATUSES}},
+                         "aggs": {"shown": {"top_hits": {"size": INACTIVE_SHOWN, "_source": ["uid"]}}}},
+        },
+    }
+
+
+def match_counts(answer: dict[str, Any]) -> tuple[int, int, list[str]]:
+    """(active matches, inactive matches, the inactive ones shown, best first) of a `matches` answer."""
+    aggs = answer["aggregations"]
+    shown = aggs["inactive"]["shown"]["hits"]["hits"]
+    return int(aggs["active"]["doc_count"]), int(aggs["inactive"]["doc_count"]), [h["_id"] for h in shown]
 
 
 def any_term(profile_id: int, terms: Sequence[str]) -> dict[str, Any]:

@@ -63,6 +63,12 @@ def _scores(response: dict[str, Any]) -> dict[str, float]:
     return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
 
 
+def _by_meaning(cosine: float | None, by_words: bool, min_similarity: float) -> bool:
+    """Matched by meaning: close enough -- or not matched by words (hybrid found it, so by meaning, whatever the
+    last float digit of a cosine right at the threshold says)."""
+    return cosine is not None and (cosine >= min_similarity or not by_words)
+
+
 # (profile id, fact ids) -> (fact, stored vectors) of each fact the canonical store has: one read for the pool
 FactsWithVectors = Callable[[int, list[int]], dict[int, tuple[Fact, Embedding | None]]]
 
@@ -97,10 +103,9 @@ class Searcher:
         bodies = [
             q.hybrid_search(pid, terms, values, kind=request.kind, tags=request.tags, window=request.window,
                             limit=2 * depth, depth=depth, min_similarity=s.min_similarity),
-            q.inactive_matches(pid, terms, values, kind=request.kind, tags=request.tags, window=request.window,
-                               min_similarity=s.min_similarity),
+            q.matches(pid, terms, values, kind=request.kind, tags=request.tags, window=request.window,
+                      min_similarity=s.min_similarity),
             q.without_vector(pid, kind=request.kind, tags=request.tags, window=request.window),
-            q.lexical_scores(pid, terms, kind=request.kind, tags=request.tags, window=request.window, depth=depth),
             q.term_counts(pid, terms, kind=request.kind, tags=request.tags, window=request.window),
         ]
         if ask_known:  # the readability rule: does any term occur in the profile's facts at all?
@@ -109,36 +114,48 @@ class Searcher:
         if ask_known and "error" not in answers[-1] and not _any(answers[-1]):  # no term occurs: an exact miss
             return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
         _check(answers)
-        found, inactive_answer, unembedded_answer, lexical_answer, counts_answer = answers[:5]
-        lexical_raw = _scores(lexical_answer)
+        found, matches_answer, unembedded_answer, counts_answer = answers[:4]
         hits = found["hits"]["hits"]
         stored = self.facts_with_vectors(pid, [int(h["_source"]["fact_id"]) for h in hits])
-        out, candidates = [], []
+        cosines: dict[str, float | None] = {}
+        candidates = []
         for h in hits:
             fact_id = int(h["_source"]["fact_id"])
             fact, made = stored.get(fact_id, (None, None))
-            cosine = float(np.dot(vector, made.vector)) if made is not None else None
-            # Matched by meaning when close enough -- or when it did not match by words (hybrid found it, so by
-            # meaning, whatever the last float digit of a cosine right at the threshold says).
-            by_meaning = cosine is not None and (cosine >= s.min_similarity or h["_id"] not in lexical_raw)
-            meaning = cosine if by_meaning else None
-            out.append(Hit(h["_id"], fact_id, float(h["_score"]), lexical=lexical_raw.get(h["_id"]), vector=meaning,
-                           fact=fact))
+            cosine = cosines[h["_id"]] = float(np.dot(vector, made.vector)) if made is not None else None
+            by_words = q.matched_by_words(h)
             if fact is not None:  # a hit the canonical store does not have (yet) is no candidate
-                candidates.append(Candidate(h["_id"], fact_id, cosine, by_words=h["_id"] in lexical_raw,
-                                            by_meaning=by_meaning, tokens=made.tokens if made is not None else None,
-                                            fact=fact))
-        matched, inactive, unembedded = _total(found), _total(inactive_answer), _total(unembedded_answer)
-        mode = search_mode(vectors_on=True, all_embedded=unembedded == 0,
-                           counts_known=matched is not None and inactive is not None)
+                candidates.append(Candidate(h["_id"], fact_id, cosine, by_words=by_words,
+                                            by_meaning=_by_meaning(cosine, by_words, s.min_similarity),
+                                            tokens=made.tokens if made is not None else None, fact=fact))
+        matched, inactive, inactive_uids = q.match_counts(matches_answer)
+        mode = search_mode(vectors_on=True, all_embedded=_total(unembedded_answer) == 0)
         if not exact(mode):
-            return SearchHits(None, None, fusion.in_rank_order(out)[: request.limit], mode)
-        inactive_uids = [h["_id"] for h in inactive_answer["hits"]["hits"]]
+            return SearchHits(None, None, self._fused(request, terms, hits, stored, cosines), mode)
         if any(c.cosine is None for c in candidates):  # a vector read back as of another model: fused as before
-            return SearchHits(matched, inactive, fusion.in_rank_order(out)[: request.limit], mode, inactive_uids)
+            return SearchHits(matched, inactive, self._fused(request, terms, hits, stored, cosines), mode,
+                              inactive_uids)
         pool = Pool(sorted(candidates, key=lambda c: c.fact_id), scope=_total(counts_answer) or 0,
-                    term_df=q.term_counts_of(counts_answer, terms), by_words=_total(lexical_answer) or 0)
+                    term_df=q.term_counts_of(counts_answer, terms), by_words=q.by_words_of(counts_answer, terms))
         return SearchHits(matched, inactive, [], mode, inactive_uids, pool=pool)
+
+    def _fused(self, request: SearchRequest, terms: list[str], hits: list[dict[str, Any]],
+               stored: dict[int, tuple[Fact, Embedding | None]], cosines: dict[str, float | None]) -> list[Hit]:
+        """The hybrid query's own order, for a search the second stage cannot rank (degraded, or a vector of
+        another model): each hit with its raw BM25 score when it matched by words (one more search, on this
+        rare path only) and its cosine when it matched by meaning."""
+        by_words = [h["_id"] for h in hits if q.matched_by_words(h)]
+        lexical_raw = _scores(self._msearch(request.profile_id, [q.lexical_scores(
+            request.profile_id, terms, kind=request.kind, tags=request.tags, uids=by_words,
+            window=request.window)])[0]) if by_words else {}
+        out = []
+        for h in hits:
+            cosine = cosines[h["_id"]]
+            meaning = cosine if _by_meaning(cosine, q.matched_by_words(h), self.settings.min_similarity) else None
+            fact_id = int(h["_source"]["fact_id"])
+            out.append(Hit(h["_id"], fact_id, float(h["_score"]), lexical=lexical_raw.get(h["_id"]), vector=meaning,
+                           fact=stored.get(fact_id, (None, None))[0]))
+        return fusion.in_rank_order(out)[: request.limit]
 
     def _lexical(self, request: SearchRequest, terms: list[str], *, mode: str, ask_known: bool = False) -> SearchHits:
         known = exact(mode)
