@@ -117,7 +117,8 @@ def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker
                                      "created_at": now})  # with its token vectors, as memory_write stores them
             with services.db.write() as session:
                 session.execute(sa.insert(FactRow), fact_rows)
-                session.execute(sa.insert(FactTag), tag_rows)
+                if tag_rows:  # an empty list would be one INSERT of a row of defaults
+                    session.execute(sa.insert(FactTag), tag_rows)
                 if vec_rows:
                     session.execute(sa.insert(FactVector), vec_rows)
             advance(progress, task, len(fact_rows))

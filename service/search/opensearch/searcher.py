@@ -1,13 +1,15 @@
 """Running searches against the mirror: hybrid through the pipeline, or plain BM25; similar facts.
 
 Every request names the deployment's shared facts alias, routes to the profile's shard and filters on its id
-(service.search.opensearch.queries). A search is one _msearch: one round trip to the cluster.
+(service.search.opensearch.queries). A search is one _msearch: one round trip to the cluster (a degraded
+hybrid search asks one more, for its hits' raw BM25 scores).
 
 Raises BackendUnavailable on any cluster failure; the backend then answers from the canonical store.
 Modes and counts follow the one rule of service.search.mode, as the embedded backend does:
 - MEMORY_EMBEDDER=none: BM25 only, mode "lexical", exact counts;
-- a query vector and the pipeline: hybrid, exact counts from hits.total (relation eq) -- unless a fact
-  passing the filters has no vector yet, then "degraded" with unknown counts;
+- a query vector and the pipeline: hybrid, exact counts from the counting search beside the hybrid query
+  (queries.matches; not the hybrid query's hits.total) -- unless a fact passing the filters has no vector
+  yet, then "degraded" with unknown counts;
 - embedder on but no usable query vector (a failed embedder, vectors of another dimension, no pipeline):
   BM25 only, "degraded", counts unknown.
 BM25-only hits are normalised with the shared fusion function over the top fusion-depth list, as the
