@@ -218,9 +218,8 @@ class Canonical:
     # --- vectors -----------------------------------------------------------------------------------
 
     def unembedded(self, limit: int) -> list[FactRow]:
-        """Facts (any profile) without a vector of the current model, oldest first (redacted facts have none
-        on purpose)."""
-        return vectors.unembedded(self.db, self.model_id, limit)
+        """Facts (any profile) with no vector at all, oldest first (service.store.vectors.unembedded)."""
+        return vectors.unembedded(self.db, limit)
 
     def store_vectors(self, profile_id: int, made: dict[int, Embedding]) -> None:
         """Save vectors made after the fact and enqueue the facts again (service.store.vectors.store)."""

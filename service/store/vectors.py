@@ -111,12 +111,15 @@ def needing(session: Session, profile_id: int, model: str, *, everything: bool) 
     return [int(i) for i in ids if i is not None]  # the primary key: None only in the model's Python type
 
 
-def unembedded(db: Database, model: str, limit: int) -> list[FactRow]:
-    """Facts (any profile) without a vector of `model`, oldest first (redacted facts have none on purpose)."""
-    current = sa.select(col(FactVector.fact_id)).where(col(FactVector.model) == model)
+def unembedded(db: Database, limit: int) -> list[FactRow]:
+    """Facts (any profile) with no vector at all, oldest first: written while the embedder was loading or
+    failing (redacted facts have none on purpose). A vector of another model is not this: OpenSearch mode
+    leaves those to `memory reindex --reembed`, as it says at start-up and in /readyz (another model may give
+    vectors of another dimension, which need a new index)."""
+    embedded = sa.select(col(FactVector.fact_id))
     with db.read() as session:
         return [r[0] for r in session.execute(
-            sa.select(FactRow).where(col(FactRow.id).not_in(current), col(FactRow.redacted_at).is_(None))
+            sa.select(FactRow).where(col(FactRow.id).not_in(embedded), col(FactRow.redacted_at).is_(None))
             .order_by(col(FactRow.id)).limit(limit)
         ).all()]
 
