@@ -27,10 +27,11 @@ stops with what it found (a degraded run once printed 0.53).
     python bench/opensearch_scale.py --opensearch-url URL --facts 10000 --profiles 1000 --runs 3
     python bench/opensearch_scale.py --opensearch-url URL --facts 100000 --skip many
     python bench/opensearch_scale.py --opensearch-url URL --skip one --profiles 1000 --per-profile 1000 \
-        --distinct 20000
+        --distinct 20000 --sides opensearch
 
-(The last needs more memory than 24 GB: the embedded server holds every profile's index, token vectors included --
-3.3 GB at 100,000 facts; docs/benchmarks.md, "Large stores".)
+(Both sides of the last need more memory than 24 GB: the embedded server holds every profile's index, token vectors
+included -- 3.3 GB at 100,000 facts; docs/benchmarks.md, "Large stores". --sides opensearch serves the store in
+OpenSearch mode alone: its p50/p95 and memory, no ratio.)
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import AsyncExitStack, ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -79,36 +81,35 @@ async def served_fully(client: Any, query: str, within: float = 300.0) -> None:
         await anyio.sleep(0.5)
 
 
-async def searches(embedded_url: str, opensearch_url: str, targets: list[tuple[str, str, list[str]]],
-                   warmup: int) -> dict[str, Any]:
-    """Both services, query by query, interleaved (the order alternates), so the machine's drift hits both alike:
-    first `warmup` untimed searches on each (over the targets in order), then every query of every target timed.
-    Client-side seconds of each memory_search per mode, the modes the searches answered in, and how many timed
-    searches got the same matched_count from both (they count by one rule: all of them)."""
-    out: dict[str, Any] = {"embedded": [], "opensearch": [], "modes": {"embedded": Counter(), "opensearch": Counter()},
-                           "same_count": 0}
-    urls = {"embedded": embedded_url, "opensearch": opensearch_url}
+async def searches(urls: dict[str, str], targets: list[tuple[str, str, list[str]]], warmup: int) -> dict[str, Any]:
+    """The services of `urls` (side -> base URL: embedded, opensearch or both), query by query, interleaved (the
+    order alternates), so the machine's drift hits both alike: first `warmup` untimed searches on each (over the
+    targets in order), then every query of every target timed. Client-side seconds of each memory_search per
+    side, the modes the searches answered in, and how many timed searches got the same matched_count from both
+    (they count by one rule: all of them; 0 with one side)."""
+    out: dict[str, Any] = {side: [] for side in urls}
+    out.update(modes={side: Counter() for side in urls}, same_count=0)
     for timed in (False, True):
         left = warmup
         for profile, token, queries in targets:
             if not timed and left <= 0:
                 break
-            async with mcp_client(urls["embedded"], profile, token) as a, \
-                    mcp_client(urls["opensearch"], profile, token) as b:
-                clients = {"embedded": a, "opensearch": b}
+            async with AsyncExitStack() as stack:
+                clients = {side: await stack.enter_async_context(mcp_client(url, profile, token))
+                           for side, url in urls.items()}
                 for client in clients.values():
                     await served_fully(client, queries[0])
                 for n, query in enumerate(queries if timed else queries[:left]):
-                    order = ("embedded", "opensearch") if n % 2 == 0 else ("opensearch", "embedded")
+                    order = list(clients) if n % 2 == 0 else list(reversed(clients))
                     counts = set()
-                    for mode in order:
+                    for side in order:
                         started = time.perf_counter()
-                        answer = await call(clients[mode], "memory_search", query=query)
+                        answer = await call(clients[side], "memory_search", query=query)
                         if timed:
-                            out[mode].append(time.perf_counter() - started)
-                            out["modes"][mode][str(answer.get("mode"))] += 1
+                            out[side].append(time.perf_counter() - started)
+                            out["modes"][side][str(answer.get("mode"))] += 1
                             counts.add(answer.get("matched_count"))
-                    out["same_count"] += timed and len(counts) == 1
+                    out["same_count"] += timed and len(clients) > 1 and len(counts) == 1
                     left -= 1
     return out
 
@@ -144,34 +145,41 @@ def cluster_shape(url: str, prefix: str) -> tuple[int, int]:
 
 
 def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str, list[str]]],
-            warmup: int, *, facts: int, profiles: int = 1) -> dict[str, Any]:
+            warmup: int, *, facts: int, profiles: int = 1, embedded: bool = True) -> dict[str, Any]:
     """The same store served twice at once: embedded, and a copy of it with the OpenSearch mirror (backfilled on its
-    first search); the searches interleaved (see `searches`)."""
-    mirrored = data_dir.with_name(data_dir.name + "-opensearch")
-    shutil.copytree(data_dir, mirrored)
+    first search); the searches interleaved (see `searches`). `embedded=False` (--sides opensearch): the store
+    served in OpenSearch mode alone, as it is (no copy): for stores the embedded server cannot hold."""
+    mirrored = data_dir.with_name(data_dir.name + "-opensearch") if embedded else data_dir
+    if embedded:
+        shutil.copytree(data_dir, mirrored)
     env = {"MEMORY_EMBEDDER": "minilm", "MEMORY_SEARCH": "opensearch", "MEMORY_OPENSEARCH_URL": url,
            "MEMORY_OPENSEARCH_PREFIX": prefix}
     try:
         within = 180.0 + facts / 200  # a large store: every profile loaded, the mirror backfilled, before timing
-        with served(data_dir, {"MEMORY_EMBEDDER": "minilm"}, profiles=profiles, within=within) as (embedded_url,
-                                                                                                  embedded_pid):
+        with ExitStack() as stack:
+            urls, pids = {}, {}
+            if embedded:
+                urls["embedded"], pids["embedded"] = stack.enter_context(
+                    served(data_dir, {"MEMORY_EMBEDDER": "minilm"}, profiles=profiles, within=within))
             started = time.perf_counter()
-            with served(mirrored, env, warm_search="opensearch", within=within) as (opensearch_url, opensearch_pid):
-                anyio.run(searches, embedded_url, opensearch_url, targets[:1], 1)  # the mirror built before counting
-                ready_s = time.perf_counter() - started  # started, the mirror built, a search answered by it
-                before = opensearch.search_count(url, f"{prefix}-facts")
-                out = anyio.run(searches, embedded_url, opensearch_url, targets, warmup)
-                after = opensearch.search_count(url, f"{prefix}-facts")
-                out["rss"] = (rss(embedded_pid)[0], rss(opensearch_pid)[0])
-                out["heap"] = opensearch.heap_mb(url)
-                out["ready_s"] = ready_s
+            urls["opensearch"], pids["opensearch"] = stack.enter_context(
+                served(mirrored, env, warm_search="opensearch", within=within))
+            anyio.run(searches, urls, targets[:1], 1)  # the mirror built before counting
+            ready_s = time.perf_counter() - started  # started, the mirror built, a search answered by it
+            before = opensearch.search_count(url, f"{prefix}-facts")
+            out = anyio.run(searches, urls, targets, warmup)
+            after = opensearch.search_count(url, f"{prefix}-facts")
+            out["rss"] = {side: rss(pid)[0] for side, pid in pids.items()}
+            out["heap"] = opensearch.heap_mb(url)
+            out["ready_s"] = ready_s
     finally:
-        shutil.rmtree(mirrored, ignore_errors=True)
+        if embedded:
+            shutil.rmtree(mirrored, ignore_errors=True)
     searched = None if before is None or after is None else after - before
     if searched is None:
         console.print("  (the cluster's own search count not compared: the user may not read index stats)")
     modes = out.pop("modes")
-    if modes["embedded"].get("hybrid", 0) != sum(modes["embedded"].values()):
+    if embedded and modes["embedded"].get("hybrid", 0) != sum(modes["embedded"].values()):
         raise NotServed(f"refused to print a ratio: the embedded run answered {dict(modes['embedded'])}, not all "
                         "hybrid")
     out["shape"] = cluster_shape(url, prefix)
@@ -196,7 +204,7 @@ def one_profile(args: argparse.Namespace, run: int) -> dict[str, Any]:
             queries = [q for _, q in make_queries(maker, args.queries, args.seed + run)]
         try:
             return compare(data_dir, args.opensearch_url, prefix, [("bench", token, queries)], args.warmup,
-                           facts=args.facts)
+                           facts=args.facts, embedded=args.sides == "both")
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 
@@ -230,7 +238,8 @@ def many_profiles(args: argparse.Namespace, run: int) -> dict[str, Any]:
         seeded(args.profiles * args.per_profile, timings, distinct=args.distinct)
         try:
             return compare(Path(tmp), args.opensearch_url, prefix, targets, args.warmup,
-                           facts=args.profiles * args.per_profile, profiles=args.profiles)
+                           facts=args.profiles * args.per_profile, profiles=args.profiles,
+                           embedded=args.sides == "both")
         finally:
             opensearch.remove(args.opensearch_url, prefix)
 
@@ -249,18 +258,25 @@ def report(title: str, results: list[dict[str, Any]]) -> None:
         table.add_column(column, justify="right")
     ratios = []
     for n, result in enumerate(results, 1):
-        a, b = stats_ms(result["embedded"]), stats_ms(result["opensearch"])
-        ratios.append(b["p50"] / a["p50"])
+        b = stats_ms(result["opensearch"])
+        both = "embedded" in result
+        a = stats_ms(result["embedded"]) if both else None
+        if a is not None:
+            ratios.append(b["p50"] / a["p50"])
         indices, shards = result["shape"]
-        table.add_row(str(n), f"{a['p50']:.1f} / {a['p95']:.1f}", f"{b['p50']:.1f} / {b['p95']:.1f}",
-                      f"{ratios[-1]:.2f}", f"{indices}, {shards}",
-                      "{:.0f} / {:.0f}".format(*result["rss"]),
+        table.add_row(str(n), "-" if a is None else f"{a['p50']:.1f} / {a['p95']:.1f}",
+                      f"{b['p50']:.1f} / {b['p95']:.1f}", f"{ratios[-1]:.2f}" if both else "-", f"{indices}, {shards}",
+                      f"{result['rss'].get('embedded', 0.0):.0f} / {result['rss']['opensearch']:.0f}" if both
+                      else f"- / {result['rss']['opensearch']:.0f}",
                       "-" if result["heap"] is None else f"{result['heap']:.0f}", f"{result['ready_s']:.0f}",
-                      f"{result['same_count']} of {len(result['opensearch'])}")
+                      f"{result['same_count']} of {len(result['opensearch'])}" if both else "-")
     console.print(table)
     shapes = sorted({result["shape"] for result in results})
-    console.print(f"  median p50 ratio (opensearch / embedded): {statistics.median(ratios):.2f}; the deployment "
-                  "on the cluster: " + ", ".join(f"{i} indices, {n} shards" for i, n in shapes))
+    where = "the deployment on the cluster: " + ", ".join(f"{i} indices, {n} shards" for i, n in shapes)
+    if ratios:
+        console.print(f"  median p50 ratio (opensearch / embedded): {statistics.median(ratios):.2f}; {where}")
+    else:
+        console.print(f"  OpenSearch mode alone (--sides opensearch): no ratio; {where}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="untimed searches on each service first (the node's and the service's JIT, caches)")
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--skip", choices=("one", "many"), default=None, help="leave one part out")
+    parser.add_argument("--sides", choices=("both", "opensearch"), default="both",
+                        help="opensearch: serve the store in OpenSearch mode alone (no ratio), for stores the "
+                             "embedded server cannot hold in memory")
     args = parser.parse_args(argv)
     if not args.opensearch_url:
         parser.error("--opensearch-url (or OPENSEARCH_URL) is needed: `make opensearch` starts a node")

@@ -155,6 +155,16 @@ def test_opensearch_scale_runs(real_opensearch: Cluster, bench_prefix: str) -> N
     assert "the cluster: OpenSearch " in out and "Lucene" in out and "vector module" in out
 
 
+def test_opensearch_scale_serves_opensearch_mode_alone(real_opensearch: Cluster, bench_prefix: str) -> None:
+    """--sides opensearch: for stores the embedded server cannot hold (1,000,000 facts); figures, no ratio."""
+    out = run("bench/opensearch_scale.py", "--opensearch-url", real_opensearch.url,
+              "--opensearch-prefix", bench_prefix, "--skip", "one", "--sides", "opensearch",
+              "--queries", "3", "--profiles", "6", "--per-profile", "3", "--sample", "2", "--per-sample", "2",
+              env=credentials(real_opensearch))
+    assert "6 profiles of 3 facts" in out and "OpenSearch mode alone (--sides opensearch): no ratio" in out
+    assert "median p50 ratio" not in out and "2 indices, 2 shards" in out
+
+
 def test_concurrency_runs() -> None:
     out = run("bench/concurrency.py", "--clients", "3", "--seconds", "1", "--facts", "5", "--embedder", "none")
     assert "throughput:" in out and "errors: 0" in out and "acknowledged writes readable afterwards" in out
