@@ -81,12 +81,14 @@ async def served_fully(client: Any, query: str, within: float = 300.0) -> None:
         await anyio.sleep(0.5)
 
 
-async def searches(urls: dict[str, str], targets: list[tuple[str, str, list[str]]], warmup: int) -> dict[str, Any]:
+async def searches(urls: dict[str, str], targets: list[tuple[str, str, list[str]]], warmup: int,
+                   within: float = 300.0) -> dict[str, Any]:
     """The services of `urls` (side -> base URL: embedded, opensearch or both), query by query, interleaved (the
     order alternates), so the machine's drift hits both alike: first `warmup` untimed searches on each (over the
     targets in order), then every query of every target timed. Client-side seconds of each memory_search per
     side, the modes the searches answered in, and how many timed searches got the same matched_count from both
-    (they count by one rule: all of them; 0 with one side)."""
+    (they count by one rule: all of them; 0 with one side). `within`: how long a first search may answer degraded
+    (the mirror still backfilling a large store)."""
     out: dict[str, Any] = {side: [] for side in urls}
     out.update(modes={side: Counter() for side in urls}, same_count=0)
     for timed in (False, True):
@@ -98,7 +100,7 @@ async def searches(urls: dict[str, str], targets: list[tuple[str, str, list[str]
                 clients = {side: await stack.enter_async_context(mcp_client(url, profile, token))
                            for side, url in urls.items()}
                 for client in clients.values():
-                    await served_fully(client, queries[0])
+                    await served_fully(client, queries[0], within)
                 for n, query in enumerate(queries if timed else queries[:left]):
                     order = list(clients) if n % 2 == 0 else list(reversed(clients))
                     counts = set()
@@ -164,8 +166,11 @@ def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str,
             started = time.perf_counter()
             urls["opensearch"], pids["opensearch"] = stack.enter_context(
                 served(mirrored, env, warm_search="opensearch", within=within))
-            anyio.run(searches, urls, targets[:1], 1)  # the mirror built before counting
+            anyio.run(searches, urls, targets[:1], 1, within)  # the mirror built and backfilled before counting
             ready_s = time.perf_counter() - started  # started, the mirror built, a search answered by it
+            merging_s = opensearch.settle_merges(url, f"{prefix}-facts", within)
+            if merging_s is not None and merging_s >= 1.0:
+                console.print(f"  waited {merging_s:.0f} s for the cluster to finish merging the backfilled mirror")
             before = opensearch.search_count(url, f"{prefix}-facts")
             out = anyio.run(searches, urls, targets, warmup)
             after = opensearch.search_count(url, f"{prefix}-facts")

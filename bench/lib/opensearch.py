@@ -5,6 +5,7 @@ pipelines cannot remove is said, not fatal)."""
 from __future__ import annotations
 
 import os
+import time
 
 from opensearchpy.exceptions import AuthorizationException
 
@@ -62,6 +63,25 @@ def search_count(url: str, index: str) -> int | None:
     finally:
         client.close()
     return int(stats["_all"]["primaries"]["search"]["query_total"])
+
+
+def settle_merges(url: str, index: str, within: float, every: float = 2.0) -> float | None:
+    """Wait (up to `within` s) until the cluster runs no merge on `index`: a mirror just backfilled in bulk goes
+    on merging its segments for a while, and searches timed meanwhile share the node's cores with it. The seconds
+    waited; None when the user may not read index stats (then nothing is waited for)."""
+    client = make_client(Settings(search="opensearch", opensearch_url=url))
+    started = time.monotonic()
+    try:
+        while True:
+            try:
+                stats = client.indices.stats(index=index, metric="merge")
+            except AuthorizationException:
+                return None
+            if int(stats["_all"]["total"]["merges"]["current"]) == 0 or time.monotonic() - started > within:
+                return time.monotonic() - started
+            time.sleep(every)
+    finally:
+        client.close()
 
 
 def heap_mb(url: str) -> float | None:

@@ -81,6 +81,8 @@ Environment (tests only; the service reads its own settings elsewhere):
                                 PLUGIN_VERSION.zip, built by `make opensearch-security-3`, its sha256 checked)
   OPENSEARCH_TEST_SIMD          off: leave the JDK's vector module out of the node's JVM (Lucene's SIMD vector
                                 code off; to measure what it is worth)
+  OPENSEARCH_TEST_HEAP          the node's JVM heap (default 512m; e.g. 4g for bench/opensearch_scale.py's
+                                1,000,000 facts)
   MEMORY_TEST_CACHE             where the built distribution is kept (default: settings.cache_dir)
 
 The modules, one job each:

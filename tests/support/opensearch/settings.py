@@ -17,7 +17,10 @@ PLUGIN_VERSION = f"{VERSION}.0"
 MAJOR = int(re.match(r"\d+", VERSION).group()) if re.match(r"\d+", VERSION) else 0  # type: ignore[union-attr]
 PLUGINS = ("opensearch-knn", "neural-search")  # install order: neural-search extends k-NN
 RUN_AS = "memory-opensearch"  # the unprivileged user a root caller runs the node as
-HEAP = "512m"  # fits 2 cores / 24 GB next to the tests; the test indices are small
+HEAP = os.environ.get("OPENSEARCH_TEST_HEAP") or "512m"  # fits 2 cores / 24 GB next to the tests; the test indices
+# are small (a benchmark of 1,000,000 facts wants more: OPENSEARCH_TEST_HEAP=4g)
+if not re.fullmatch(r"[1-9][0-9]*[mg]", HEAP):
+    raise ValueError(f"OPENSEARCH_TEST_HEAP={HEAP!r}: a JVM heap size such as 512m or 4g")
 # Lucene's vector code (SIMD through the JDK's jdk.incubator.vector module, which the distribution's jvm.options adds
 # on Java 20+): on by default; OPENSEARCH_TEST_SIMD=off leaves the module out, so the same node scores vectors with
 # plain Java loops (to measure what SIMD is worth). JDK 17 has no such module: 2.19 on it never has SIMD.
