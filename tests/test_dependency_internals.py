@@ -1,9 +1,9 @@
 """The dependencies' non-public parts the service relies on, each pinned to its minor version in pyproject.toml
 and checked here, so that an upgrade that moves one fails this file by name instead of failing a request:
 
-- mcp (service/mcp/exchange.py, the lean tools/call path): StreamableHTTPSessionManager's `_task_group` (set
-  while it runs) and `_lifespan_state`; service/mcp/server.py: MCPServer's `_tool_manager` (list_tools,
-  get_tool; a Tool's `parameters` and `fn_metadata.output_schema`, read live by the SDK);
+- mcp: nothing non-public (the lean tools/call path, service/mcp/exchange.py, and the served tools,
+  service/mcp/server.py, use the SDK's public names); pinned all the same, because the lean path must keep
+  answering as the SDK's own path does (tests/mcp/test_lean_path.py compares the two);
 - typer (service/cli/help_types.py): TyperOption/TyperArgument.display_type_rich, wrapped once; and, for the
   type checker only (service/cli/duplicates.py), `typer._click`, the click TyperGroup's methods are typed with;
 - uvicorn (service/api/http_server.py): H11Protocol's `connections` set, `conn`, `loop` and the four
@@ -17,10 +17,7 @@ import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp.server import MCPServer
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 ROOT = Path(__file__).resolve().parent.parent
 GUARDED = ("mcp", "typer", "uvicorn")
@@ -40,33 +37,6 @@ def test_each_guarded_dependency_is_pinned_to_its_minor_version(name: str) -> No
     assert (int(high.group(1)), int(high.group(2))) == (int(low.group(1)), int(low.group(2)) + 1), spec
     installed = tuple(int(p) for p in version(name).split(".")[:2])
     assert installed == (int(low.group(1)), int(low.group(2))), f"{name} {version(name)} is not {spec}"
-
-
-def test_mcp_session_manager_task_group_and_lifespan_state() -> None:
-    server = MCPServer("guard")
-    server.streamable_http_app(stateless_http=True, json_response=True)  # as service/api/app.py builds it
-    manager = server.session_manager
-    assert isinstance(manager, StreamableHTTPSessionManager)
-    assert manager._task_group is None and hasattr(manager, "_lifespan_state")
-
-    async def running() -> None:
-        async with manager.run():
-            assert manager._task_group is not None  # what the lean path checks before it answers
-
-    anyio.run(running)
-
-
-def test_mcp_server_tool_manager() -> None:
-    server = MCPServer("guard")
-
-    @server.tool()
-    def echo(text: str) -> dict[str, str]:
-        return {"text": text}
-
-    tools = server._tool_manager.list_tools()
-    assert [t.name for t in tools] == ["echo"] and server._tool_manager.get_tool("echo") is tools[0]
-    assert isinstance(tools[0].parameters, dict) and tools[0].parameters["properties"]["text"]["type"] == "string"
-    assert isinstance(tools[0].fn_metadata.output_schema, dict)
 
 
 def test_typer_display_type_rich() -> None:

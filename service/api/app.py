@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         app.include_router(module.router)
     mount_ui(app)
     oauth.mount(app, services)
-    endpoint = MCPEndpoint(services, manager)
+    endpoint = MCPEndpoint(services, mcp_server)
     root = endpoint if services.oauth is not None else MissingProfile()
     # First in the table: an MCP call is every agent's every call, and the router tries routes in order (behind
     # the REST routers it was matched against each of them first). No other route takes a /mcp path.

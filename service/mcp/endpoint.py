@@ -12,7 +12,6 @@ JSON-RPC error object on /mcp paths).
 from __future__ import annotations
 
 import anyio
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import JSONRPCRequest
 from starlette.datastructures import Headers
@@ -33,12 +32,13 @@ from service.errors import MemoryServiceError
 from service.mcp import body as request_body
 from service.mcp.exchange import LeanPath
 from service.mcp.server import MemoryMCPServer
-from service.mcp.tools import PROFILE_SCOPE_KEY, register_tools
+from service.mcp.tools import PROFILE_SCOPE_KEY, memory_tools
 
 
 def build_mcp_server(services: Services) -> MemoryMCPServer:
-    server = MemoryMCPServer(
+    return MemoryMCPServer(
         "memory",
+        tools=memory_tools(services),
         version=__version__,
         log_level="WARNING",  # the SDK configures the root logger; keep it from logging every HTTP request
         instructions=(
@@ -46,9 +46,6 @@ def build_mcp_server(services: Services) -> MemoryMCPServer:
             "a project uses or why a decision was made; write what is durable; update or forget what changed."
         ),
     )
-    register_tools(server, services)
-    server.finish_schemas()
-    return server
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
@@ -72,10 +69,10 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
 class MCPEndpoint:
     """Raw ASGI endpoint mounted as a Route (not a Mount: no 307 that would drop the Authorization header)."""
 
-    def __init__(self, services: Services, manager: StreamableHTTPSessionManager) -> None:
+    def __init__(self, services: Services, server: MemoryMCPServer) -> None:
         self.services = services
-        self.manager = manager
-        self.lean = LeanPath(manager)
+        self.manager = server.session_manager
+        self.lean = LeanPath(server)
         self.hosts = HostPolicy(services.settings)
         self.origins = OriginPolicy(services.settings)
         self.resources = services.oauth.resources if services.oauth is not None else None

@@ -11,7 +11,10 @@ dispatcher's error mapping, its transport's serialisation and headers). ~0.6 ms 
 
 Everything else takes the SDK's whole path, which answers it as always: initialize, notifications, other
 methods, a 2026-07-28 request (the SDK's single-exchange entry already), an Accept, Content-Type, Host or Origin
-its transport refuses, a manager not running, or a manager configured otherwise than stateless JSON.
+its transport refuses, a manager not running (the server's lifespan, which the manager enters when it starts and
+leaves when it stops, not entered: service.mcp.server), or a manager configured otherwise than stateless JSON.
+Public SDK names only; the SDK is pinned to its minor version (pyproject.toml) because this path must keep
+answering as its own does (tests/mcp compare the two).
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import anyio
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_one
 from mcp.server.streamable_http import check_accept_headers
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
@@ -37,6 +39,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
+from service.mcp.server import MemoryMCPServer
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +72,10 @@ class _Exchange:
 
 
 class LeanPath:
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
-        self.manager = manager
-        self.security = TransportSecurityMiddleware(manager.security_settings)
+    def __init__(self, server: MemoryMCPServer) -> None:
+        self.server = server
+        self.manager = server.session_manager
+        self.security = TransportSecurityMiddleware(self.manager.security_settings)
 
     async def takes(self, message: JSONRPCMessage | None, request: Request) -> bool:
         """Whether this request (the body as the SDK's own adapter read it) is one the lean path answers exactly
@@ -78,7 +83,7 @@ class LeanPath:
         manager = self.manager
         if not (isinstance(message, JSONRPCRequest) and message.method == "tools/call"):
             return False
-        if not (manager.stateless and manager.json_response and manager._task_group is not None):
+        if not (manager.stateless and manager.json_response and self.server.lifespan_state is not None):
             return False
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -99,7 +104,7 @@ class LeanPath:
         answer: JSONRPCResponse | JSONRPCError
         try:
             result = await serve_one(self.manager.app, exchange, "tools/call", params, connection=connection,
-                                     lifespan_state=self.manager._lifespan_state)
+                                     lifespan_state=self.server.lifespan_state)
             answer = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
         except Exception as exc:
             error = handler_exception_to_error_data(exc)

@@ -9,10 +9,13 @@ detail stays in the server log); the protocol and everything else are the SDK's 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
@@ -59,20 +62,42 @@ def inlined(schema: Any, defs: dict[str, Any] | None = None) -> Any:
     return schema
 
 
-class MemoryMCPServer(MCPServer):
-    def finish_schemas(self) -> None:
-        """Every tool's input schema says `additionalProperties: false` (call_tool refuses what it does not
-        declare). The SDK builds the schemas from the functions' signatures and has no option for it. Output
-        schemas are published without references (`inlined`)."""
-        for tool in self._tool_manager.list_tools():
-            tool.parameters["additionalProperties"] = False
-            if tool.fn_metadata.output_schema is not None:  # read live by the SDK (FuncMetadata)
-                tool.fn_metadata.output_schema = inlined(tool.fn_metadata.output_schema)
+def finished(tool: Tool) -> Tool:
+    """The tool as served: its input schema says `additionalProperties: false` (call_tool refuses what it does not
+    declare; the SDK builds the schema from the function's signature and has no option for it), and its output
+    schema is published without references (`inlined`)."""
+    metadata = tool.fn_metadata
+    if metadata.output_schema is not None:  # what the SDK publishes and checks results against
+        metadata = metadata.model_copy(update={"output_schema": inlined(metadata.output_schema)})
+    return tool.model_copy(update={"parameters": {**tool.parameters, "additionalProperties": False},
+                                   "fn_metadata": metadata})
+
+
+class MemoryMCPServer(MCPServer[dict[str, Any]]):
+    """Serves `tools` (finished) through the SDK's public constructor, and remembers its lifespan's state while
+    the SDK's session manager runs it (the manager enters the server's lifespan when it starts, leaves it when
+    it stops): service.mcp.exchange answers a call only then, with that state, as the manager's own path does."""
+
+    def __init__(self, name: str, *, tools: list[Tool], **settings: Any) -> None:
+        served = [finished(tool) for tool in tools]
+        self.input_schemas: dict[str, dict[str, Any]] = {tool.name: tool.parameters for tool in served}
+        self.lifespan_state: dict[str, Any] | None = None
+        super().__init__(name, tools=served, lifespan=self.remembered_lifespan, **settings)
+
+    @asynccontextmanager
+    async def remembered_lifespan(self, _server: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        """The SDK's default lifespan (an empty state), remembered while it lasts."""
+        state: dict[str, Any] = {}
+        self.lifespan_state = state
+        try:
+            yield state
+        finally:
+            self.lifespan_state = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None
                         ) -> CallToolResult | InputRequiredResult:
-        tool = self._tool_manager.get_tool(name)
-        if tool is not None and (refusal := unknown_arguments(name, arguments or {}, tool.parameters)):
+        schema = self.input_schemas.get(name)
+        if schema is not None and (refusal := unknown_arguments(name, arguments or {}, schema)):
             raise ToolError(refusal)
         try:
             return await super().call_tool(name, arguments, context)

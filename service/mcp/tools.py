@@ -12,9 +12,9 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, StrictInt, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -29,6 +29,7 @@ from service.mcp import schemas as out
 
 PROFILE_SCOPE_KEY = "memory.profile"
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 Query = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.QUERY_MAX,
                                        "description": "What you want to know, in words or an identifier."})]
@@ -148,7 +149,17 @@ def _why(found: ScoredFact) -> str:
     return "matched by words" if words else ""
 
 
-def register_tools(server: MCPServer, services: Services) -> None:
+def memory_tools(services: Services) -> list[Tool]:
+    """The five tools, built by the SDK's Tool.from_function from the functions below (what its `@server.tool`
+    decorator does), for MemoryMCPServer to finish and serve."""
+    tools: list[Tool] = []
+
+    def tool(description: str, annotations: ToolAnnotations) -> Callable[[F], F]:
+        def add(fn: F) -> F:
+            tools.append(Tool.from_function(fn, description=description, annotations=annotations))
+            return fn
+        return add
+
     def profile_of(ctx: Context) -> ProfileRef:
         request = ctx.request_context.request
         profile = request.scope.get(PROFILE_SCOPE_KEY) if request is not None else None
@@ -164,7 +175,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
-    @server.tool(description=DESCRIPTIONS["memory_search"], annotations=read_only)
+    @tool(description=DESCRIPTIONS["memory_search"], annotations=read_only)
     async def memory_search(
         query: Query, ctx: Context, limit: SearchLimit = c.SEARCH_LIMIT_DEFAULT, kind: OptKind = None,
         tags: FilterTags = None, since: Since = None, until: Until = None
@@ -187,7 +198,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
         body = "\n".join(_line(f.fact, why=_why(f), rank=rank) for rank, f in enumerate(found.facts, 1))
         return _result(model, f"{head}\n{body}".rstrip())
 
-    @server.tool(
+    @tool(
         description=DESCRIPTIONS["memory_write"],
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                     open_world_hint=False),
@@ -205,7 +216,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
             )
         return _result(model, text_out)
 
-    @server.tool(
+    @tool(
         description=DESCRIPTIONS["memory_update"],
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                     open_world_hint=False),
@@ -226,7 +237,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
             summary = f"no change to {updated.fact.uid}"
         return _result(model, summary)
 
-    @server.tool(
+    @tool(
         description=DESCRIPTIONS["memory_forget"],
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                     open_world_hint=False),
@@ -236,7 +247,7 @@ def register_tools(server: MCPServer, services: Services) -> None:
         fact = await call(lambda: services.facts.forget(profile, uid, reason=reason))
         return _result(out.ForgetOut(fact=fact), f"retired {fact.uid}")
 
-    @server.tool(description=DESCRIPTIONS["memory_recent"], annotations=read_only)
+    @tool(description=DESCRIPTIONS["memory_recent"], annotations=read_only)
     async def memory_recent(
         ctx: Context, limit: RecentLimit = c.RECENT_LIMIT_DEFAULT, kind: OptKind = None
     ) -> Annotated[CallToolResult, out.RecentOut]:
@@ -244,4 +255,6 @@ def register_tools(server: MCPServer, services: Services) -> None:
         facts = await call(lambda: services.facts.recent(profile, limit=limit, kind=kind))
         model = out.RecentOut(facts=facts)
         return _result(model, "\n".join(_line(f) for f in facts) or "no active facts")
+
+    return tools
 

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import JSONRPCRequest
+from starlette.requests import Request
 from starlette.routing import Match
 
 from service.api.app import create_app
@@ -134,6 +136,22 @@ async def test_a_tool_call_takes_the_lean_path(app: FastAPI, services: Services,
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     status, _, _ = await post(app, alpha_token, initialize, {})
     assert status == 200 and taken == ["sdk"]
+
+
+async def test_the_lean_path_answers_only_while_the_sdk_manager_runs(services: Services) -> None:
+    """It knows the manager runs from the server's lifespan, which the manager enters when it starts and leaves
+    when it stops: before and after, every call takes the SDK's path (which refuses it as the SDK does)."""
+    app = create_app(services=services)
+    lean = next(r.endpoint for r in app.router.routes
+                if getattr(r, "path", None) == "/mcp/{profile}" and isinstance(r.endpoint, MCPEndpoint)).lean
+    message = JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/call", params={"name": "memory_recent"})
+    request = Request({"type": "http", "method": "POST", "path": "/mcp/alpha", "query_string": b"",
+                       "headers": [(b"host", b"127.0.0.1:8080"), (b"content-type", b"application/json"),
+                                   (b"accept", ACCEPT.encode())]})
+    assert lean.server.lifespan_state is None and not await lean.takes(message, request)
+    async with app.router.lifespan_context(app):
+        assert lean.server.lifespan_state == {} and await lean.takes(message, request)
+    assert lean.server.lifespan_state is None and not await lean.takes(message, request)
 
 
 def _uid(services: Services, title: str) -> str:
