@@ -36,6 +36,14 @@ def daily(first: date, last: date, **series: Mapping[str, int]) -> list[dict[str
             for day in window_days(first, last)]
 
 
+def top_fact_order(item: tuple[str, int, str]) -> tuple[int, str, str]:
+    """The order of the summary's top_facts, (uid, count, title) each: count descending, ties by name -- the
+    fact's title, seed-spec's "short name of the fact" -- then by uid (two facts of one title).
+    service.store.aggregates.top_facts orders by the same in SQL."""
+    uid, count, title = item
+    return -count, title, uid
+
+
 def summary_body(*, profile: str, days: int, first: date, last: date, totals: Mapping[str, int],
                  searches_daily: Mapping[str, int], zero_match_daily: Mapping[str, int],
                  bucket_counts: Mapping[str, int], top_queries: Iterable[tuple[str, int, int]],

@@ -89,23 +89,26 @@ def top_query_tags(session: Session, profile_id: int, first: date, last: date) -
 
 
 def top_facts(session: Session, profile_id: int, first: date, last: date) -> list[tuple[str, int, str]]:
-    """Facts that were the best hit most often in the window, with their current title."""
+    """Facts that were the best hit most often in the window, with their current title, in
+    service.domain.reports.top_fact_order (ties by title, then uid). A uid no fact row holds has the empty
+    title."""
     count = sa.func.count().label("n")
     top_uid = col(QueryLogRow.top_uid)
-    top = (
+    groups = (
         sa.select(top_uid.label("uid"), count)
         .where(*_log_window(profile_id, first, last), top_uid.is_not(None))
         .group_by(top_uid)
-        .order_by(count.desc(), _name_order(session, top_uid))
-        .limit(TOP_N)
         .subquery()
     )
+    title = sa.func.coalesce(col(FactRow.title), "")
     rows = session.execute(
-        sa.select(top.c.uid, top.c.n, col(FactRow.title))
-        .join(FactRow, sa.and_(col(FactRow.uid) == top.c.uid, col(FactRow.profile_id) == profile_id), isouter=True)
-        .order_by(top.c.n.desc(), _name_order(session, top.c.uid))
+        sa.select(groups.c.uid, groups.c.n, title)
+        .join(FactRow, sa.and_(col(FactRow.uid) == groups.c.uid, col(FactRow.profile_id) == profile_id),
+              isouter=True)
+        .order_by(groups.c.n.desc(), _name_order(session, title), _name_order(session, groups.c.uid))
+        .limit(TOP_N)
     ).all()
-    return [(str(u), int(n), str(t or "")) for u, n, t in rows]
+    return [(str(u), int(n), str(t)) for u, n, t in rows]
 
 
 # --- stats ---------------------------------------------------------------------------------------

@@ -168,6 +168,10 @@ class Canonical:
         with self.db.read() as session:
             return {u: r.title for u, r in repo.fact_rows_by_uid(session, profile_id, uids).items()}
 
+    def top_facts(self, profile_id: int, first: date, last: date) -> list[tuple[str, int, str]]:
+        with self.db.read() as session:
+            return aggregates.top_facts(session, profile_id, first, last)
+
     def fact_counts(self, profile_id: int) -> dict[tuple[str, str], int]:
         """(status, kind) -> facts: what the mirror's store stats are checked against."""
         with self.db.read() as session:

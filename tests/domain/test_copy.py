@@ -90,15 +90,15 @@ def rest_answers(services: Services, name: str, as_of: datetime) -> dict[str, An
 
 def translator(uids: dict[str, str], ids: dict[int, int], names: tuple[str, str]) -> Callable[[Any], Any]:
     """Rewrites an answer of the copy in the original's terms: its uids and query-log ids, its name; cursors
-    (opaque row positions) become one placeholder on both sides; top_facts ties are re-sorted by uid, as
-    docs/reviewers.md (The summary) orders them."""
+    (opaque row positions) become one placeholder on both sides; top_facts are re-sorted (ties by title, then
+    uid), as docs/reviewers.md (The summary) orders them: two facts of one title get other uids in the copy."""
 
     def walk(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
             return {k: walk(v, k) for k, v in value.items()}
         if isinstance(value, list):
             items = [walk(v, key) for v in value]
-            return sorted(items, key=lambda f: (-f["count"], f["uid"])) if key == "top_facts" else items
+            return sorted(items, key=lambda f: (-f["count"], f["title"], f["uid"])) if key == "top_facts" else items
         if key == "next_cursor" and value is not None:
             return "<cursor>"
         if key == "id" and isinstance(value, int) and not isinstance(value, bool):

@@ -89,6 +89,24 @@ def test_summary_counts_exactly(services: Services, alpha: ProfileAccess, beta: 
     assert wide["totals"]["searches"] == 8 and len(wide["daily"]) == 365
 
 
+def test_top_facts_ties_go_by_title_then_uid(services: Services, alpha: ProfileAccess) -> None:
+    """Ties by name: the fact's title (its "short name"), not its uid -- also across the tenth place, where the
+    title decides which tied facts are shown -- and two facts of one title by uid."""
+    profile = services.profiles.get("alpha")
+    titles = [f"Fact {n:02d}" for n in range(12, 0, -1)] + ["Fact 05"]  # written in reverse; one title twice
+    uids = [services.facts.write(profile, title=t, text=f"text {i}", kind="project", tags=[]).fact.uid
+            for i, t in enumerate(titles)]
+    for uid in uids:
+        log(services, "alpha", f"who is {uid}", 1, top=uid)
+    log(services, "alpha", "again", 1, top=uids[0])  # Fact 12, twice: first
+    expected = [(uids[0], 2, "Fact 12")] + sorted(((u, 1, t) for u, t in zip(uids[1:], titles[1:])),
+                                                  key=lambda item: (item[2], item[0]))[:9]
+    summary = services.query_log.summary(profile, days=7)
+    assert [(f["uid"], f["count"], f["title"]) for f in summary["top_facts"]] == expected
+    assert [f["title"] for f in summary["top_facts"]][1:] == [
+        "Fact 01", "Fact 02", "Fact 03", "Fact 04", "Fact 05", "Fact 05", "Fact 06", "Fact 07", "Fact 08"]
+
+
 def test_empty_profile_summary_and_stats(services: Services, alpha: ProfileAccess) -> None:
     profile = services.profiles.get("alpha")
     summary = services.query_log.summary(profile)

@@ -89,9 +89,28 @@ def test_summary_from_the_mirror_equals_the_canonical_one(os_services: Services,
                               "retired_only": 1}
     assert week["top_queries"][0] == {"query": "deploy kubernetes", "count": 4, "zero_match": 2}
     assert week["top_tags"] == [{"tag": "infra", "count": 4}, {"tag": "testing", "count": 2}]
-    assert week["top_facts"] == sorted(  # a tie: uid ascending
-        [{"uid": uids[t], "count": 3, "title": t} for t in ("Deploys", "Pytest")], key=lambda f: f["uid"])
+    assert week["top_facts"] == [  # a tie: by title
+        {"uid": uids[t], "count": 3, "title": t} for t in ("Deploys", "Pytest")]
     assert {b["label"]: b["count"] for b in week["match_buckets"]} == {"0": 3, "1": 2, "2-5": 2, "6-20": 1, "21+": 1}
+
+
+def test_top_facts_ties_go_by_title_on_the_mirror_too(os_services: Services) -> None:
+    """Ties inside the list are ordered by title from the buckets; a tie across the tenth place (which titles
+    decide) is answered with the canonical list. Either way the mirror's summary equals the canonical one."""
+    services = os_services
+    profile = services.profiles.create("alpha")
+    titles = [f"Fact {n:02d}" for n in range(12, 0, -1)]  # written in reverse: uids and titles disagree
+    uids = {t: services.facts.write(profile, title=t, text=f"text {t}", kind="project", tags=[]).fact.uid
+            for t in titles}
+    for shown, logged in ((8, titles[:8]), (10, titles[8:])):  # eight tied, then twelve
+        seed_log(services, profile, [(0, f"who is {t}", 1, 0, [], t) for t in logged], uids)
+        settle(services)
+        answer = services.query_log.sourced_summary(profile, 7)
+        assert answer.source == "opensearch"
+        assert answer.body == services.query_log.summary(profile, 7)
+        logged_so_far = titles[:8] if shown == 8 else titles
+        assert [f["title"] for f in answer.body["top_facts"]] == sorted(logged_so_far)[:shown]
+        assert all(f["uid"] == uids[f["title"]] and f["count"] == 1 for f in answer.body["top_facts"])
 
 
 def test_a_lagging_mirror_answers_from_postgres_and_says_so(pg_os_services: Services, os_client: OpenSearch) -> None:

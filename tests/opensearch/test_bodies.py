@@ -340,7 +340,7 @@ def test_summary_aggregation_body() -> None:
             "top_queries": {"terms": {"field": "query.raw", "size": 10, "shard_size": 1000, "order": top_order},
                             "aggs": {"zero_match": {"filter": zero}}},
             "top_tags": {"terms": {"field": "tags", "size": 10, "shard_size": 1000, "order": top_order}},
-            "top_facts": {"terms": {"field": "top_uid", "size": 10, "shard_size": 1000, "order": top_order}},
+            "top_facts": {"terms": {"field": "top_uid", "size": 11, "shard_size": 1000, "order": top_order}},
             "last_log_id": {"max": {"field": "log_id"}},
         },
     })

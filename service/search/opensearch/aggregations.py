@@ -52,8 +52,8 @@ def daily(field: str, first: date, last: date) -> dict[str, Any]:
     }
 
 
-def top(field: str) -> dict[str, Any]:
-    return {"terms": {"field": field, "size": TOP_N, "shard_size": SHARD_SIZE, "order": TOP_ORDER}}
+def top(field: str, size: int = TOP_N) -> dict[str, Any]:
+    return {"terms": {"field": field, "size": size, "shard_size": SHARD_SIZE, "order": TOP_ORDER}}
 
 
 def _profile(profile_id: int) -> dict[str, Any]:
@@ -76,7 +76,8 @@ def summary(profile_id: int, first: date, last: date) -> dict[str, Any]:
             "match_buckets": {"range": {"field": "matched_count", "keyed": True, "ranges": MATCH_RANGES}},
             "top_queries": {**top("query.raw"), "aggs": {"zero_match": {"filter": ZERO_MATCH}}},
             "top_tags": top("tags"),
-            "top_facts": top("top_uid"),
+            # one more than shown: whether a tie crosses the last place (titles then decide: summary.py)
+            "top_facts": top("top_uid", TOP_N + 1),
             "last_log_id": {"max": {"field": "log_id"}},
         },
     }

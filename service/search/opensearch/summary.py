@@ -18,6 +18,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from service import clock
+from service.contract import TOP_N
 from service.domain import reports
 from service.domain.models import ProfileRef
 from service.domain.ports import Sourced
@@ -36,9 +37,10 @@ def _per_day(histogram: dict[str, Any], sub: str | None = None) -> dict[str, int
     return {b["key_as_string"]: int(b[sub]["doc_count"] if sub else b["doc_count"]) for b in histogram["buckets"]}
 
 
-def summary_body(response: dict[str, Any], distinct: int, titles: dict[str, str], *, profile: str, days: int,
-                 first: date, last: date) -> dict[str, Any]:
-    """The summary (domain/reports.py builds it, as for the canonical answer) from one aggregation response."""
+def summary_body(response: dict[str, Any], distinct: int, top_facts: list[tuple[str, int, str]], *, profile: str,
+                 days: int, first: date, last: date) -> dict[str, Any]:
+    """The summary (domain/reports.py builds it, as for the canonical answer) from one aggregation response and
+    the top facts with their titles (top_facts_of)."""
     a = response["aggregations"]
     return reports.summary_body(
         profile=profile, days=days, first=first, last=last,
@@ -48,7 +50,18 @@ def summary_body(response: dict[str, Any], distinct: int, titles: dict[str, str]
         bucket_counts={label: int(b["doc_count"]) for label, b in a["match_buckets"]["buckets"].items()},
         top_queries=[(b["key"], b["doc_count"], b["zero_match"]["doc_count"]) for b in a["top_queries"]["buckets"]],
         top_tags=[(b["key"], b["doc_count"]) for b in a["top_tags"]["buckets"]],
-        top_facts=[(b["key"], b["doc_count"], titles.get(b["key"], "")) for b in a["top_facts"]["buckets"]])
+        top_facts=top_facts)
+
+
+def top_facts_of(buckets: list[dict[str, Any]], titles: dict[str, str]) -> list[tuple[str, int, str]] | None:
+    """The top facts from the terms buckets of top_uid (count descending, TOP_N + 1 of them) and the facts'
+    current titles, in reports.top_fact_order. None when a
+    tie crosses the last place: which of the tied facts make the list then depends on titles the buckets
+    beyond do not show, so the canonical list is the answer."""
+    if len(buckets) > TOP_N and buckets[TOP_N]["doc_count"] == buckets[TOP_N - 1]["doc_count"]:
+        return None
+    shown = [(str(b["key"]), int(b["doc_count"]), titles.get(str(b["key"]), "")) for b in buckets[:TOP_N]]
+    return sorted(shown, key=reports.top_fact_order)
 
 
 def stats_body(response: dict[str, Any], *, profile: str, days: int, first: date, last: date) -> dict[str, Any]:
@@ -96,9 +109,11 @@ class MirrorAggregates:
         if (rows, top_id) != (mirrored, mirrored_top):
             detail = f"canonical {rows} searches (last id {top_id}), mirror {mirrored} (last id {mirrored_top})"
             return self._canonical(profile, "summary", canonical, "mirror-lagging", detail)
-        uids = [b["key"] for b in response["aggregations"]["top_facts"]["buckets"]]
-        titles = self.canonical.titles(profile.id, uids)
-        body = summary_body(response, distinct, titles, profile=profile.name, days=days, first=first, last=last)
+        buckets = response["aggregations"]["top_facts"]["buckets"]
+        top_facts = top_facts_of(buckets, self.canonical.titles(profile.id, [b["key"] for b in buckets[:TOP_N]]))
+        if top_facts is None:
+            top_facts = self.canonical.top_facts(profile.id, first, last)
+        body = summary_body(response, distinct, top_facts, profile=profile.name, days=days, first=first, last=last)
         return self._mirror(profile, "summary", body)
 
     def store_stats(self, profile: ProfileRef, days: int, canonical: Canonical_) -> Sourced:
