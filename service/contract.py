@@ -43,6 +43,12 @@ TAG_PADDING = " \t\n\r"  # trimmed around a tag
 TAG_INPUT_PATTERN = rf"^[ \t\n\r]*[A-Za-z0-9][A-Za-z0-9._:/+#-]{{0,{TAG_MAX - 1}}}[ \t\n\r]*$"  # 1-64 once trimmed
 TAG_INPUT = re.compile(TAG_INPUT_PATTERN)
 TAG_CHARACTERS = "letters, digits, . _ : / + # -"
+# A required string (query, title, text, uid) is something once trimmed and holds no NUL (service.domain.validation);
+# the input schema's pattern says so, in the same strings for ECMA-262 (JSON Schema's regexes) and Python. Python
+# trims the str.isspace() characters; ECMA-262's `\s` is that set with U+FEFF and without U+001C-U+001F and U+0085,
+# so the class leaves those out as well and U+FEFF (which Python keeps) is added back. No lookahead, no \u escape.
+FILLED_PATTERN = "^[^\\x00]*?(?:[^\\s\\x00\\x1c-\\x1f\\x85]|\ufeff)[^\\x00]*$"
+NO_NUL_PATTERN = "^[^\\x00]*$"  # an optional string the server trims to nothing (a reason): anything but NUL
 
 SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX = 8, 50  # memory_search
 RECENT_LIMIT_DEFAULT, RECENT_LIMIT_MAX = 10, 50  # memory_recent

@@ -31,13 +31,13 @@ PROFILE_SCOPE_KEY = "memory.profile"
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
-Query = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.QUERY_MAX,
+FILLED = {"type": "string", "minLength": 1, "pattern": c.FILLED_PATTERN}  # something once trimmed, no NUL
+Query = Annotated[str, WithJsonSchema({**FILLED, "maxLength": c.QUERY_MAX,
                                        "description": "What you want to know, in words or an identifier."})]
-Uid = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.UID_MAX,
+Uid = Annotated[str, WithJsonSchema({**FILLED, "maxLength": c.UID_MAX,
                                      "description": "uid of the fact, as returned by search, write or recent."})]
-Title = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TITLE_MAX,
-                                       "description": "Short name of the fact."})]
-Text = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TEXT_MAX,
+Title = Annotated[str, WithJsonSchema({**FILLED, "maxLength": c.TITLE_MAX, "description": "Short name of the fact."})]
+Text = Annotated[str, WithJsonSchema({**FILLED, "maxLength": c.TEXT_MAX,
                                       "description": "The fact itself, self-contained."})]
 Kind = Annotated[str, WithJsonSchema({"type": "string", "enum": list(c.KINDS)})]
 
@@ -51,9 +51,8 @@ def _no_null_default(schema: dict[str, Any]) -> None:
 
 
 OPTIONAL = Field(json_schema_extra=_no_null_default)
-OptTitle = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TITLE_MAX}),
-                     OPTIONAL]
-OptText = Annotated[str | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": c.TEXT_MAX,
+OptTitle = Annotated[str | None, WithJsonSchema({**FILLED, "maxLength": c.TITLE_MAX}), OPTIONAL]
+OptText = Annotated[str | None, WithJsonSchema({**FILLED, "maxLength": c.TEXT_MAX,
                                                 "description": "New text; a change supersedes the fact."}), OPTIONAL]
 OptKind = Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(c.KINDS)}), OPTIONAL]
 TAG_ITEM = {"type": "string", "minLength": 1, "pattern": c.TAG_INPUT_PATTERN}  # the pattern bounds its length
@@ -96,7 +95,7 @@ SearchLimit = Annotated[StrictInt, _json_integer_or(c.SEARCH_LIMIT_DEFAULT), Wit
     {"type": "integer", "minimum": 1, "maximum": c.SEARCH_LIMIT_MAX, "default": c.SEARCH_LIMIT_DEFAULT})]
 RecentLimit = Annotated[StrictInt, _json_integer_or(c.RECENT_LIMIT_DEFAULT), WithJsonSchema(
     {"type": "integer", "minimum": 1, "maximum": c.RECENT_LIMIT_MAX, "default": c.RECENT_LIMIT_DEFAULT})]
-Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": c.REASON_MAX,
+Reason = Annotated[str | None, WithJsonSchema({"type": "string", "maxLength": c.REASON_MAX, "pattern": c.NO_NUL_PATTERN,
                                                "description": "Why it no longer holds."}), OPTIONAL]
 
 

@@ -164,6 +164,19 @@ async def test_what_the_schema_admits_the_server_takes_and_what_it_refuses_the_s
             ("memory_search", {"query": "text", "tags": ["a b"]}, False),
             ("memory_search", {"query": "text", "tags": ["-abc"]}, False),
             ("memory_search", {"query": "text", "tags": [" C# "]}, True),
+            # something left once trimmed, no NUL (FILLED_PATTERN): where JavaScript's \s and Python's trim differ too
+            ("memory_search", {"query": "   "}, False),
+            ("memory_search", {"query": "\x1c\x85\u3000"}, False),
+            ("memory_search", {"query": "\ufeff"}, True),
+            ("memory_search", {"query": " text\x00 "}, False),
+            ("memory_write", {**good, "title": "\t\n"}, False),
+            ("memory_write", {**good, "text": "\u00a0\u2028"}, False),
+            ("memory_write", {**good, "text": "a\x00"}, False),
+            ("memory_update", {"uid": "  ", "title": "U"}, False),
+            ("memory_update", {"uid": uid, "title": " \x1f "}, False),
+            ("memory_update", {"uid": uid, "text": "\r\n"}, False),
+            ("memory_forget", {"uid": uid + "\x00"}, False),
+            ("memory_forget", {"uid": uid, "reason": "gone\x00"}, False),
         ]
         for tool, arguments, valid in cases:
             admitted = jsonschema.Draft202012Validator(tools[tool]).is_valid(arguments)
@@ -225,3 +238,39 @@ async def test_tools_list_stays_short(base_url: str, alpha: ProfileAccess) -> No
     for end in ("since", "until"):
         assert search[end]["type"] == "string" and search[end]["maxLength"] == 64 and "required" not in search[end]
     assert "7d" in search["since"]["description"] and "ISO 8601" in search["since"]["description"]
+
+
+# ECMA-262's WhiteSpace and LineTerminator code points: what `\s` means to a JSON Schema validator in JavaScript
+ECMA_SPACE = frozenset("\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                       "\u2028\u2029\u202f\u205f\u3000\ufeff")
+
+
+def test_the_filled_pattern_is_the_servers_rule_in_python_and_in_javascript() -> None:
+    """FILLED_PATTERN (query, title, text, uid) admits exactly the strings the server takes (something left once
+    trimmed, no NUL), for every character alone and around a space, read by Python's `re` and as ECMA-262 reads its
+    class (its `\\s` modelled by ECMA_SPACE: U+FEFF in, U+001C-U+001F and U+0085 out)."""
+    import re
+
+    from service.contract import FILLED_PATTERN, NO_NUL_PATTERN
+    from service.domain import validation
+    from service.errors import InvalidInput
+
+    def server_takes(value: str) -> bool:
+        try:
+            validation.query(value)
+        except InvalidInput:
+            return False
+        return True
+
+    def ecma_admits(value: str) -> bool:  # the pattern's class read with ECMA's \s
+        kept_out = ECMA_SPACE | {"\x00", "\x1c", "\x1d", "\x1e", "\x1f", "\x85"}
+        return "\x00" not in value and any(ch not in kept_out or ch == "\ufeff" for ch in value)
+
+    assert {chr(c) for c in range(0x110000) if chr(c).isspace()} - ECMA_SPACE == set("\x1c\x1d\x1e\x1f\x85")
+    pattern, no_nul = re.compile(FILLED_PATTERN), re.compile(NO_NUL_PATTERN)
+    for code in [*range(0x3100), 0xfeff, 0x1f600, 0x10ffff]:
+        for value in (chr(code), f" {chr(code)} ", f"a{chr(code)}"):
+            takes = server_takes(value)
+            assert bool(pattern.search(value)) is takes, (hex(code), value)
+            assert ecma_admits(value) is takes, (hex(code), value)
+            assert bool(no_nul.search(value)) is (chr(code) != "\x00")
