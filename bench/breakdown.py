@@ -24,6 +24,9 @@ and reports what it saw. Per call the parts are:
     similar           (write) the near-duplicate check
   derived: HTTP + MCP framing = ASGI - auth - MCP tool layer; serialisation & tool glue = MCP tool layer -
   domain total; client + loopback = client round trip - ASGI.
+A search's client round trip is also printed apart for answers that list facts and answers with none ("memory
+does not know": no facts to hydrate, rank for the caller, log as results or serialise); the median of all calls
+falls between the two whenever both kinds are common, as in the side-by-side harness's query set.
 
 Figures are medians over --calls calls after a warm-up, printed, never asserted. The machine is shared;
 compare parts within one run, not runs with each other.
@@ -66,7 +69,7 @@ with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
         body = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
         t0 = time.perf_counter()
         answer = client.post("/mcp/bench", json=body)
-        out.append(time.perf_counter() - t0)
+        out.append([time.perf_counter() - t0, len(answer.json()["result"]["structuredContent"].get("facts", ()))])
         assert answer.status_code == 200 and not answer.json()["result"].get("isError"), answer.text
 print(json.dumps(out))
 """
@@ -158,12 +161,13 @@ def worker_start_timed(timers: Timers) -> Iterator[None]:
         anyio.to_thread.run_sync = original  # type: ignore[assignment]
 
 
-def run_client(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[float]:
+def run_client(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[float, int]]:
+    """Each call's round trip (seconds) and how many facts its answer listed."""
     result = subprocess.run([sys.executable, "-c", CLIENT, url, token], input=json.dumps(calls),
                             capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
         raise SystemExit(f"client failed: {result.stderr[-2000:]}")
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+    return [(float(seconds), int(facts)) for seconds, facts in json.loads(result.stdout)]
 
 
 def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, dict[str, list[float]]]:
@@ -205,7 +209,11 @@ def measure(n: int, calls_n: int, seed: int, threads: int | None) -> dict[str, d
                     timers.recording = True
                     client = run_client(url, token, calls)
                     timers.stop("ASGI request", len(calls))
-                    out[label] = {"client round trip": client, **{k: list(v) for k, v in timers.samples.items()}}
+                    out[label] = {"client round trip": [seconds for seconds, _ in client],
+                                  # a search's round trip by its answer: facts listed, or "memory does not know"
+                                  "with facts": [seconds for seconds, facts in client if facts],
+                                  "without facts": [seconds for seconds, facts in client if not facts],
+                                  **{k: list(v) for k, v in timers.samples.items()}}
                 return out
 
 
@@ -240,6 +248,12 @@ def report(n: int, results: dict[str, dict[str, list[float]]], calls: int) -> No
         print(f"\n{tool} at {n:,} facts, median ms per call over {calls} calls")
         for label, value in rows:
             print(f"  {label:<34}{value:8.2f}")
+        if tool == "memory_search":  # the median of all calls falls between these two when both are common
+            print("  client round trip by answer")
+            for label, key in (("listing facts", "with facts"), ("no fact: memory does not know", "without facts")):
+                times = parts[key]
+                shown = f"{statistics.median(times) * 1000:8.2f}" if times else "       -"
+                print(f"    {label:<32}{shown}  ({len(times)} calls)")
 
 
 def main() -> int:

@@ -73,6 +73,7 @@ def test_breakdown_runs() -> None:
     out = run("bench/breakdown.py", "--sizes", "30", "--calls", "5")
     assert "memory_search at 30 facts" in out and "memory_write at 30 facts" in out
     assert "HTTP + MCP framing" in out and "query-log write" in out
+    assert "client round trip by answer" in out and "no fact: memory does not know" in out
 
 
 @pytest.mark.model
