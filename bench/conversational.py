@@ -5,12 +5,13 @@ memory_write, its questions asked with memory_search, as an agent would.
     python bench/conversational.py --locomo PATH/locomo10.json --store turns         # one fact per chat turn
     python bench/conversational.py --locomo PATH/locomo10.json --backend opensearch --opensearch-url URL
 
-LoCoMo is fetched from its repository (github.com/snap-research/locomo, data/locomo10.json), never part of this
-one; the run prints its sha256. The run starts `memory serve` on a fresh data directory (embedded, or mirrored
-into the given cluster under a prefix of its own, removed afterwards), makes one profile and token per
-conversation, writes the conversation's facts (bench/lib/locomo.py: title = the first 80 characters, kind user,
-tag = the speaker) and asks every answerable question (categories 1-4) and this repository's off-topic and
-nonsense questions (bench/data/conversational/offtopic.jsonl) with limit 10, through the MCP SDK's client.
+LoCoMo is fetched from its repository (github.com/snap-research/locomo, data/locomo10.json, or the older
+data/locomo10.zip: bench/lib/locomo.py reads both alike), never part of this one; the run prints its sha256.
+The run starts `memory serve` on a fresh data directory (embedded, or mirrored into the given cluster under a
+prefix of its own, removed afterwards), makes one profile and token per conversation, writes the conversation's
+facts (bench/lib/locomo.py: title = the first 80 characters, kind user, tag = the speaker) and asks every
+answerable question (categories 1-4) and this repository's off-topic and nonsense questions
+(bench/data/conversational/offtopic.jsonl) with limit 10, through the MCP SDK's client.
 
 Printed, for the fit half (conversations at even positions: what bench/fit_ranking.py fits on), the report half
 and all: R@1/5/10, nDCG@10 and MRR@10 per category and for 1-4 (the headline; relevant = facts whose evidence
@@ -73,7 +74,8 @@ def report(rows: list[dict[str, Any]], label: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--locomo", type=Path, required=True, help="LoCoMo's data/locomo10.json")
+    parser.add_argument("--locomo", type=Path, required=True,
+                        help="LoCoMo's data/locomo10.json (or the older data/locomo10.zip)")
     parser.add_argument("--store", choices=locomo.STORES, default="observations")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N (a quick run)")
     parser.add_argument("--backend", choices=["embedded", "opensearch"], default="embedded")

@@ -3,12 +3,13 @@
     python bench/fit_ranking.py --locomo PATH/locomo10.json            # fit and report; writes nothing
     python bench/fit_ranking.py --locomo PATH/locomo10.json --write    # also writes weights.json
 
-LoCoMo is fetched from its repository (github.com/snap-research/locomo, data/locomo10.json), never part of this
-one; the run prints its sha256. Each conversation goes into its own profile of an in-process service twice
-(bench/lib/locomo.py: its observations, and its chat turns), its questions and this repository's off-topic and
-nonsense questions are searched, and each search's pool is read as the stage reads it
-(SearchService.candidates: the same code as memory_search). Conversations at even positions (and off-topic
-questions at even positions) are the fit half; everything is also reported on the other half and overall:
+LoCoMo is fetched from its repository (github.com/snap-research/locomo, data/locomo10.json, or the older
+data/locomo10.zip: bench/lib/locomo.py reads both alike), never part of this one; the run prints its sha256.
+Each conversation goes into its own profile of an in-process service twice (bench/lib/locomo.py: its
+observations, and its chat turns), its questions and this repository's off-topic and nonsense questions are
+searched, and each search's pool is read as the stage reads it (SearchService.candidates: the same code as
+memory_search). Conversations at even positions (and off-topic questions at even positions) are the fit half;
+everything is also reported on the other half and overall:
 
 - the ranker: a linear score per candidate, fitted listwise (bench/lib/fitting.py) on the answerable questions'
   matched candidates, relevant = facts whose evidence turns meet the question's;
@@ -176,7 +177,8 @@ def report(searched: list[Searched], weights: stored.Weights, label: str) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--locomo", type=Path, required=True, help="LoCoMo's data/locomo10.json")
+    parser.add_argument("--locomo", type=Path, required=True,
+                        help="LoCoMo's data/locomo10.json (or the older data/locomo10.zip)")
     parser.add_argument("--stores", default=",".join(locomo.STORES), help="observations, turns or both")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N (a quick run)")
     parser.add_argument("--depth", type=int, default=Settings().rerank_depth,

@@ -2,7 +2,10 @@
 memory would hold of each, and its questions with the facts that answer them.
 
 The data is never part of this repository: fetch it from its repository and pass its path (the runs print its
-sha256). Two ways to fill a profile with a conversation, one fact each:
+sha256). Either form the repository has served reads the same: `data/locomo10.json` (a list of conversations),
+or the older `data/locomo10.zip` (one file per conversation, its sessions, observations and questions side by
+side at the top level; the same 10 conversations, 1,986 questions and 2,541 observations). Two ways to fill a
+profile with a conversation, one fact each:
 - "observations": LoCoMo's per-session observations about each speaker (curated facts, ~250 a conversation);
 - "turns": every chat turn as it was said (a chat-like store, ~600 a conversation, full of small talk).
 A fact's title is its first 80 characters, its kind `user`, its one tag the speaker's name (lower-cased).
@@ -16,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import zipfile
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -65,9 +69,29 @@ def sha256(path: Path) -> str:
 def load(path: Path, store: str) -> list[Conversation]:
     if store not in STORES:
         raise ValueError(f"store must be one of {STORES}")
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw = read(path)
     return [Conversation(i, str(c.get("sample_id", i)), list(_facts(c, store)), list(c.get("qa", [])))
             for i, c in enumerate(raw)]
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    """The conversations in data/locomo10.json's form, from that file or from the older data/locomo10.zip."""
+    if not zipfile.is_zipfile(path):
+        return list(json.loads(path.read_text(encoding="utf-8")))
+    with zipfile.ZipFile(path) as archive:
+        named = [(int(found.group(1)), name) for name in archive.namelist()
+                 if (found := re.search(r"(\d+)\.json$", name))]
+        if not named:
+            raise ValueError(f"{path}: no conversation files (NN.json) in this zip")
+        return [_nested(number, json.loads(archive.read(name))) for number, name in sorted(named)]
+
+
+def _nested(number: int, flat: dict[str, Any]) -> dict[str, Any]:
+    """One conversation of the zip (everything at its top level) as locomo10.json holds it."""
+    talk = {k: v for k, v in flat.items()
+            if k in ("speaker_a", "speaker_b") or re.fullmatch(r"session_\d+(_date_time)?", k)}
+    observation = {k: v for k, v in flat.items() if re.fullmatch(r"session_\d+_observation", k)}
+    return {"sample_id": f"conv-{number}", "conversation": talk, "observation": observation, "qa": flat.get("qa", [])}
 
 
 def _fact(text: str, speaker: str, evidence: set[str]) -> dict[str, Any]:
