@@ -32,7 +32,7 @@ CANDIDATE = ("cosine", "cosine_gap", "cosine_rank", "cosine_z", "bm25", "bm25_ra
 # Per query: what the gate ("does memory know?") weighs.
 QUERY = ("best_cosine", "cosine_lead", "late_best", "late_at_top", "late_lead", "by_words", "known", "terms",
          "best_length", "best_cosine_by_length", "best_by_meaning_only", "by_meaning", "best_idf_coverage",
-         "best_asks")
+         "best_asks", "best_speaks")
 QUERY_LATE = ("late_best", "late_at_top", "late_lead")
 _PLAIN = tuple(name for name in CANDIDATE if name not in LATE)
 
@@ -153,6 +153,7 @@ def rows(query: QueryView, pool: Pool, facts: Sequence[Fact], *, late: bool) -> 
         "by_meaning": math.log1p(float(each[:, 8].sum())),
         "best_idf_coverage": float(f["idf_coverage"].max()),
         "best_asks": float(words[closest].asks),
+        "best_speaks": float(words[closest].speaks),
     }
     if late:
         query_numbers.update(late_best=float(closeness[by_cosine].max()), late_at_top=float(closeness[by_cosine[0]]),
