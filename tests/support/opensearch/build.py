@@ -6,6 +6,7 @@ plugin come as zips (settings.neural_search_zip, settings.security_plugin_zip)."
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -13,6 +14,8 @@ import subprocess
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.opensearch.settings import (MODULES_IN_DISTRIBUTION, NEURAL_SEARCH_FROM_CENTRAL, PLUGIN_VERSION,
@@ -94,17 +97,44 @@ def _stamp(neural_search: Path | None, security: Path | None = None) -> str:
     return stamp
 
 
+@contextmanager
+def one_at_a_time(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on this file (flock; released when the process ends, however it ends), waiting for
+    whoever holds it: the test session's workers start their nodes at once, and on a fresh machine both would
+    build the same tree, the second replacing the first's while its node was starting from it."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def build(progress=print, *, secured: bool = False) -> Path:  # noqa: ANN001 - a print-like callable
     """The laid-out distribution, built now unless a complete one is cached (`secured`: with the security
-    plugin, in a tree of its own; the open tree is never touched by it)."""
+    plugin, in a tree of its own; the open tree is never touched by it). One process builds a tree at a time;
+    the others wait for it and use what it built."""
     final = home(secured=secured)
     neural_search = None if NEURAL_SEARCH_FROM_CENTRAL else neural_search_zip()  # before a long fetch: fail fast
     security = security_plugin_zip() if secured and not SECURITY_PLUGIN_FROM_CENTRAL else None  # the same
     stamp = _stamp(neural_search, security)
-    complete = final / ".complete"
-    if complete.exists() and complete.read_text(encoding="utf-8") == stamp:
+    if _built(final, stamp):
         return final
     java_home()  # the same: no JDK that can run VERSION is one line, before any download
+    with one_at_a_time(final.parent / f".{final.name}.lock"):
+        if _built(final, stamp):  # another process built it while this one waited
+            return final
+        return _lay_out(final, stamp, neural_search, security, progress, secured=secured)
+
+
+def _built(final: Path, stamp: str) -> bool:
+    complete = final / ".complete"
+    return complete.exists() and complete.read_text(encoding="utf-8") == stamp
+
+
+def _lay_out(final: Path, stamp: str, neural_search: Path | None, security: Path | None, progress,  # noqa: ANN001
+             *, secured: bool) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"build-{final.name}-", dir=final.parent))
     try:
