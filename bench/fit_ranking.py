@@ -211,7 +211,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--locomo", type=Path, required=True,
                         help="LoCoMo's data/locomo10.json (or the older data/locomo10.zip)")
-    parser.add_argument("--stores", default=",".join(locomo.STORES), help="observations, turns or both")
+    parser.add_argument("--stores", default=",".join(locomo.FITTED_STORES),
+                        help=f"of {', '.join(locomo.STORES)} (default: {','.join(locomo.FITTED_STORES)})")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N (a quick run)")
     parser.add_argument("--depth", type=int, default=Settings().rerank_depth,
                         help="MEMORY_RERANK_DEPTH of the searches (default: the setting's default)")

@@ -7,7 +7,10 @@ or the older `data/locomo10.zip` (one file per conversation, its sessions, obser
 side at the top level; the same 10 conversations, 1,986 questions and 2,541 observations). Two ways to fill a
 profile with a conversation, one fact each:
 - "observations": LoCoMo's per-session observations about each speaker (curated facts, ~250 a conversation);
-- "turns": every chat turn as it was said (a chat-like store, ~600 a conversation, full of small talk).
+- "turns": every chat turn as it was said (a chat-like store, ~600 a conversation, full of small talk);
+- "turns-named": the same turns written as a chat log often is, the speaker's name leading the text ("Caroline:
+  ...") and no tag; "turns-bare": the turns alone, the speaker named nowhere. Checks that nothing fitted leans on
+  how "turns" writes the speaker (neither is fitted on by default).
 A fact's title is its first 80 characters, its kind `user`, its one tag the speaker's name (lower-cased).
 A question's relevant facts are those whose evidence turn ids meet the question's. Categories 1-4 are answerable
 (multi-hop, temporal, open-domain, single-hop); 5 (adversarial) is left out. Conversations at even positions are
@@ -26,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-STORES = ("observations", "turns")
+STORES = ("observations", "turns", "turns-named", "turns-bare")
+FITTED_STORES = ("observations", "turns")  # what bench/fit_ranking.py fits on by default
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 OFFTOPIC = Path(__file__).resolve().parents[1] / "data" / "conversational" / "offtopic.jsonl"
 _DIA = re.compile(r"D:?(\d+):(\d+)")
@@ -94,9 +98,13 @@ def _nested(number: int, flat: dict[str, Any]) -> dict[str, Any]:
     return {"sample_id": f"conv-{number}", "conversation": talk, "observation": observation, "qa": flat.get("qa", [])}
 
 
-def _fact(text: str, speaker: str, evidence: set[str]) -> dict[str, Any]:
+def _fact(text: str, speaker: str, evidence: set[str], *, store: str = "turns") -> dict[str, Any]:
+    """One fact; the speaker as its tag, or ("turns-named") leading its text, or ("turns-bare") nowhere."""
     text = " ".join(text.split()) or "(empty)"
-    return {"title": text[:80], "text": text, "kind": "user", "tags": [speaker.lower()], "evidence": evidence}
+    if store == "turns-named":
+        text = f"{speaker}: {text}"
+    tags = [speaker.lower()] if store in ("observations", "turns") else []
+    return {"title": text[:80], "text": text, "kind": "user", "tags": tags, "evidence": evidence}
 
 
 def _facts(conversation: dict[str, Any], store: str) -> Iterator[dict[str, Any]]:
@@ -104,12 +112,12 @@ def _facts(conversation: dict[str, Any], store: str) -> Iterator[dict[str, Any]]
         for session in sorted(conversation["observation"], key=_session_number):
             for speaker, items in conversation["observation"][session].items():
                 for text, evidence in items:
-                    yield _fact(text, speaker, turn_ids(evidence))
+                    yield _fact(text, speaker, turn_ids(evidence), store=store)
         return
     talk = conversation["conversation"]
     for session in sorted((k for k in talk if re.fullmatch(r"session_\d+", k)), key=_session_number):
         for turn in talk[session]:
-            yield _fact(str(turn.get("text", "")), str(turn["speaker"]), turn_ids(turn.get("dia_id")))
+            yield _fact(str(turn.get("text", "")), str(turn["speaker"]), turn_ids(turn.get("dia_id")), store=store)
 
 
 def _session_number(key: str) -> int:

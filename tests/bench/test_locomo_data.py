@@ -48,3 +48,17 @@ def test_a_zip_without_conversation_files_is_refused_by_name(tmp_path: Path) -> 
         archive.writestr("README.md", "not LoCoMo")
     with pytest.raises(ValueError, match="no conversation files"):
         locomo.read(path)
+
+
+def test_named_and_bare_turns_write_the_speaker_in_the_text_or_nowhere(tmp_path: Path) -> None:
+    """"turns-named": the same turns, the same evidence, the speaker leading the text instead of a tag;
+    "turns-bare": the turns alone."""
+    listed = tiny_locomo(tmp_path / "locomo10.json")
+    tagged, named, bare = (locomo.load(listed, store) for store in ("turns", "turns-named", "turns-bare"))
+    for plain, spoken, alone in zip(tagged[0].facts, named[0].facts, bare[0].facts):
+        speaker = plain["tags"][0]
+        assert spoken["tags"] == alone["tags"] == [] and spoken["evidence"] == alone["evidence"] == plain["evidence"]
+        assert spoken["text"].lower() == f"{speaker}: {plain['text']}".lower()
+        assert spoken["title"] == spoken["text"][:80]
+        assert (alone["title"], alone["text"]) == (plain["title"], plain["text"])
+    assert [c.questions for c in named] == [c.questions for c in bare] == [c.questions for c in tagged]
