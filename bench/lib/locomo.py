@@ -98,7 +98,7 @@ def _nested(number: int, flat: dict[str, Any]) -> dict[str, Any]:
     return {"sample_id": f"conv-{number}", "conversation": talk, "observation": observation, "qa": flat.get("qa", [])}
 
 
-def _fact(text: str, speaker: str, evidence: set[str], *, store: str = "turns") -> dict[str, Any]:
+def _fact(text: str, speaker: str, evidence: set[str], *, store: str) -> dict[str, Any]:
     """One fact; the speaker as its tag, or ("turns-named") leading its text, or ("turns-bare") nowhere."""
     text = " ".join(text.split()) or "(empty)"
     if store == "turns-named":

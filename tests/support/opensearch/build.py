@@ -135,7 +135,6 @@ def _built(final: Path, stamp: str) -> bool:
 
 def _lay_out(final: Path, stamp: str, neural_search: Path | None, security: Path | None, progress,  # noqa: ANN001
              *, secured: bool) -> Path:
-    final.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"build-{final.name}-", dir=final.parent))
     try:
         started = time.monotonic()
