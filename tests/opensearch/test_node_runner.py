@@ -6,6 +6,8 @@ the node's own supervisor notices), and a pytest session holding the `real_opens
 SIGKILL. Each time the node's JVM must be gone within GONE_WITHIN seconds, and its directory removed. One
 more: the supervisor itself killed with SIGKILL takes its JVM along (the JVM's parent-death signal). And
 `run --secured` prints a URL, CA, admin credentials and admin certificate that work, and stops on SIGTERM.
+The ways to stop are the runner's and its supervisor's Python, the same for every version (`one_version`: the 3.5.0
+pass of `make test` leaves them out); `run --secured` runs on both.
 """
 
 from __future__ import annotations
@@ -158,6 +160,7 @@ def run_node(started: list[Started], *flags: str, sigint_ignored: bool = False) 
     return run, printed
 
 
+@pytest.mark.one_version
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_to_the_runner_stops_the_jvm(distribution: Path, started: list[Started],
                                               sig: signal.Signals) -> None:
@@ -196,6 +199,7 @@ def test_run_secured_prints_how_to_connect_and_sigterm_stops_it(started: list[St
     print(f"secured, SIGTERM: JVM gone after {took:.1f} s")
 
 
+@pytest.mark.one_version
 def test_the_runner_killed_takes_the_jvm_along(distribution: Path, started: list[Started]) -> None:
     run, _ = run_node(started)
     run.process.kill()  # SIGKILL: the runner cannot clean up
@@ -205,6 +209,7 @@ def test_the_runner_killed_takes_the_jvm_along(distribution: Path, started: list
     print(f"runner SIGKILL: JVM gone after {took:.1f} s")
 
 
+@pytest.mark.one_version
 def test_a_killed_test_session_takes_its_node_along(distribution: Path, started: list[Started],
                                                     tmp_path: Path) -> None:
     """A pytest session that got its node from the `real_opensearch` fixture, killed mid-test."""
@@ -242,6 +247,7 @@ def test_a_killed_test_session_takes_its_node_along(distribution: Path, started:
     print(f"pytest session SIGKILL: JVM gone after {took:.1f} s")
 
 
+@pytest.mark.one_version
 def test_the_supervisor_killed_takes_the_jvm_along(distribution: Path) -> None:
     """The last line of defence: the JVM's parent-death signal, should its supervisor be killed."""
     node = opensearch_node.Node.create(distribution)
