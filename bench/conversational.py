@@ -4,9 +4,13 @@ memory_write, its questions asked with memory_search, as an agent would.
     python bench/conversational.py --locomo PATH/locomo10.json                       # observations, embedded
     python bench/conversational.py --locomo PATH/locomo10.json --store turns         # one fact per chat turn
     python bench/conversational.py --locomo PATH/locomo10.json --backend opensearch --opensearch-url URL
+    python bench/conversational.py --locomo PATH/REALTALK/data --store turns-bare    # chats never fitted on
 
 LoCoMo is fetched from its repository (github.com/snap-research/locomo, data/locomo10.json, or the older
 data/locomo10.zip: bench/lib/locomo.py reads both alike), never part of this one; the run prints its sha256.
+REALTALK (github.com/danny911kr/REALTALK: real chats between two people over three weeks, by LoCoMo's authors)
+is read from its data/ directory the same way (the turn stores only; the sha256 is that of its chats in order):
+nothing is fitted on it, so it shows how the fitted weights carry to chats they never saw.
 The run starts `memory serve` on a fresh data directory (embedded, or mirrored into the given cluster under a
 prefix of its own, removed afterwards), makes one profile and token per conversation, writes the conversation's
 facts (bench/lib/locomo.py: title = the first 80 characters, kind user, tag = the speaker) and asks every
@@ -58,13 +62,13 @@ async def run_conversation(base_url: str, conversation: locomo.Conversation, tok
     return rows
 
 
-def report(rows: list[dict[str, Any]], label: str) -> None:
+def report(rows: list[dict[str, Any]], label: str, categories: dict[int, str]) -> None:
     for half in ("fit", "report", "all"):
         chosen = [r for r in rows if half == "all" or r["half"] == half]
         metrics = [(int(r["question"].category), ranking_metrics.of(r["ranked"], r["question"].relevant))
                    for r in chosen if r["question"].answerable]
         print(f"\n{label}: {'all conversations' if half == 'all' else half + ' half'}")
-        print("\n".join(ranking_metrics.table(metrics, locomo.CATEGORIES)))
+        print("\n".join(ranking_metrics.table(metrics, categories)))
         for kind in ("offtopic", "nonsense"):
             zero = [r["matched"] == 0 for r in chosen if r["question"].category == kind]
             print(f"  {kind} questions answered with matched_count 0: {np.mean(zero):.1%} ({sum(zero)}/{len(zero)})")
@@ -75,7 +79,7 @@ def report(rows: list[dict[str, Any]], label: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--locomo", type=Path, required=True,
-                        help="LoCoMo's data/locomo10.json (or the older data/locomo10.zip)")
+                        help="LoCoMo's data/locomo10.json (or the older data/locomo10.zip), or REALTALK's data/")
     parser.add_argument("--store", choices=locomo.STORES, default="observations")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N (a quick run)")
     parser.add_argument("--backend", choices=["embedded", "opensearch"], default="embedded")
@@ -83,7 +87,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.backend == "opensearch" and not args.opensearch_url:
         parser.error("--backend opensearch needs --opensearch-url")
-    print(f"LoCoMo {args.locomo} sha256 {locomo.sha256(args.locomo)}; store {args.store}; backend {args.backend}")
+    if args.locomo.is_dir() and args.store == "observations":
+        parser.error("REALTALK has no observations: --store turns, turns-named or turns-bare")
+    print(f"{'REALTALK' if args.locomo.is_dir() else 'LoCoMo'} {args.locomo} sha256 {locomo.sha256(args.locomo)}; store {args.store}; backend {args.backend}")
     conversations = locomo.load(args.locomo, args.store)[: args.conversations]
     prefix = opensearch.prefix(None, "conversational")
     env = {"MEMORY_EMBEDDER": "minilm"}
@@ -109,7 +115,7 @@ def main() -> None:
         if args.backend == "opensearch":
             opensearch.remove(args.opensearch_url, prefix)
     print(f"{len(rows)} searches in {time.perf_counter() - started:.0f} s")
-    report(rows, f"{args.store}, {args.backend}")
+    report(rows, f"{args.store}, {args.backend}", locomo.categories(args.locomo))
 
 
 if __name__ == "__main__":

@@ -222,6 +222,8 @@ def main() -> None:
                              "refit after a change of features.py then takes seconds; delete it when the pools "
                              "change)")
     args = parser.parse_args()
+    if args.locomo.is_dir():
+        parser.error(f"{args.locomo} is a directory (REALTALK?): nothing is fitted on REALTALK, only on LoCoMo")
     print(f"LoCoMo {args.locomo} sha256 {locomo.sha256(args.locomo)}")
     started = time.perf_counter()
     searched: list[Searched] = []

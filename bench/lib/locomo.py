@@ -11,10 +11,13 @@ profile with a conversation, one fact each:
 - "turns-named": the same turns written as a chat log often is, the speaker's name leading the text ("Caroline:
   ...") and no tag; "turns-bare": the turns alone, the speaker named nowhere. Checks that nothing fitted leans on
   how "turns" writes the speaker (neither is fitted on by default).
-A fact's title is its first 80 characters, its kind `user`, its one tag the speaker's name (lower-cased).
-A question's relevant facts are those whose evidence turn ids meet the question's. Categories 1-4 are answerable
-(multi-hop, temporal, open-domain, single-hop); 5 (adversarial) is left out. Conversations at even positions are
-the half anything is fitted on, odd ones the half reported.
+A fact's title is its first 80 characters, its kind `user`, its one tag the speaker's name (lower-cased, a run
+of other characters as "-"). A question's relevant facts are those whose evidence turn ids meet the question's.
+Categories 1-4 are answerable (multi-hop, temporal, open-domain, single-hop); 5 (adversarial) is left out.
+Conversations at even positions are the half anything is fitted on, odd ones the half reported.
+
+REALTALK (github.com/danny911kr/REALTALK, its data/ directory: real chats, see realtalk()) reads the same way
+into the three turn stores; nothing is ever fitted on it: it is the check on chats the weights never saw.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from typing import Any
 STORES = ("observations", "turns", "turns-named", "turns-bare")
 FITTED_STORES = ("observations", "turns")  # what bench/fit_ranking.py fits on by default
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+REALTALK_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "commonsense"}
 OFFTOPIC = Path(__file__).resolve().parents[1] / "data" / "conversational" / "offtopic.jsonl"
 _DIA = re.compile(r"D:?(\d+):(\d+)")
+_RANGE = re.compile(r"D:?(\d+):(\d+)\s*-\s*D:?(\d+):(\d+)")
 
 
 @dataclass
@@ -60,14 +65,33 @@ class Question:
 
 
 def turn_ids(values: Any) -> set[str]:
-    """Turn ids in LoCoMo's several spellings ("D1:3", "D:11:26", "D8:6; D9:17", lists of them)."""
+    """Turn ids in LoCoMo's several spellings ("D1:3", "D:11:26", "D8:6; D9:17", lists of them), and REALTALK's
+    ranges ("D12:3-D12:5": every turn from the first to the last)."""
     if isinstance(values, str):
         values = [values]
-    return {f"D{a}:{b}" for value in values or [] for a, b in _DIA.findall(str(value))}
+    ids = set()
+    for value in values or []:
+        text = str(value)
+        for a, first, b, last in _RANGE.findall(text):
+            if a == b:
+                ids.update(f"D{a}:{n}" for n in range(int(first), int(last) + 1))
+        ids.update(f"D{a}:{b}" for a, b in _DIA.findall(text))
+    return ids
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The file's sha256; a directory's (REALTALK's chats): that of its chats' names and contents in order."""
+    if not path.is_dir():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for chat in sorted(path.glob("Chat_*.json")):
+        digest.update(chat.name.encode() + b"\0" + chat.read_bytes())
+    return digest.hexdigest()
+
+
+def categories(path: Path) -> dict[int, str]:
+    """The answerable categories' names of the data at `path` (LoCoMo's, or REALTALK's for a directory)."""
+    return REALTALK_CATEGORIES if path.is_dir() else CATEGORIES
 
 
 def load(path: Path, store: str) -> list[Conversation]:
@@ -79,7 +103,10 @@ def load(path: Path, store: str) -> list[Conversation]:
 
 
 def read(path: Path) -> list[dict[str, Any]]:
-    """The conversations in data/locomo10.json's form, from that file or from the older data/locomo10.zip."""
+    """The conversations in data/locomo10.json's form, from that file, from the older data/locomo10.zip, or from
+    a directory of REALTALK's chats (see realtalk())."""
+    if path.is_dir():
+        return realtalk(path)
     if not zipfile.is_zipfile(path):
         return list(json.loads(path.read_text(encoding="utf-8")))
     with zipfile.ZipFile(path) as archive:
@@ -88,6 +115,24 @@ def read(path: Path) -> list[dict[str, Any]]:
         if not named:
             raise ValueError(f"{path}: no conversation files (NN.json) in this zip")
         return [_nested(number, json.loads(archive.read(name))) for number, name in sorted(named)]
+
+
+def realtalk(directory: Path) -> list[dict[str, Any]]:
+    """REALTALK (github.com/danny911kr/REALTALK, data/Chat_N_A_B.json: LoCoMo's authors, real chats between two
+    people over three weeks) in locomo10.json's form: each turn's text is its `clean_text`; its questions (1
+    multi-hop, 2 temporal, 3 commonsense) keep their numbers. It has no observations, so only the turn stores
+    read it; it is never fitted on (a check that the fitted weights carry to chats they did not see)."""
+    named = [(int(found.group(1)), path) for path in directory.glob("Chat_*.json")
+             if (found := re.match(r"Chat_(\d+)_", path.name))]
+    if not named:
+        raise ValueError(f"{directory}: no REALTALK chats (Chat_N_A_B.json) in this directory")
+    out = []
+    for number, path in sorted(named):
+        flat = json.loads(path.read_text(encoding="utf-8"))
+        talk: dict[str, Any] = {key: [{**turn, "text": turn.get("clean_text", "")} for turn in value]
+                                for key, value in flat.items() if re.fullmatch(r"session_\d+", key)}
+        out.append({"sample_id": f"chat-{number}", "conversation": talk, "observation": {}, "qa": flat.get("qa", [])})
+    return out
 
 
 def _nested(number: int, flat: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +148,8 @@ def _fact(text: str, speaker: str, evidence: set[str], *, store: str) -> dict[st
     text = " ".join(text.split()) or "(empty)"
     if store == "turns-named":
         text = f"{speaker}: {text}"
-    tags = [speaker.lower()] if store in ("observations", "turns") else []
+    tag = re.sub(r"[^a-z0-9]+", "-", speaker.lower()).strip("-")  # "Fahim Khan" -> fahim-khan (a tag has no spaces)
+    tags = [tag] if store in ("observations", "turns") and tag else []
     return {"title": text[:80], "text": text, "kind": "user", "tags": tags, "evidence": evidence}
 
 
