@@ -52,7 +52,7 @@ def texts(n: int) -> dict[str, list[str]]:
     facts = [maker.make() for _ in range(n)]
     return {
         "queries": [q for _, q in make_queries(maker, n, seed=11)],
-        "facts": [embedding_text(f["title"], f["text"]) for f in facts],
+        "facts": [embedding_text(f["title"], f["text"], f.get("tags") or []) for f in facts],
     }
 
 

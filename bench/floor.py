@@ -82,7 +82,7 @@ def embedding_side(facts: list[dict[str, Any]], queries: list[str], calls: int) 
         query_times.append(time.perf_counter() - started)
     for fact in facts[:calls]:
         started = time.perf_counter()
-        embedder.embed_documents([embedding_text(fact["title"], fact["text"])])
+        embedder.embed_documents([embedding_text(fact["title"], fact["text"], fact.get("tags") or [])])
         fact_times.append(time.perf_counter() - started)
     return {"query embed": median_ms(query_times), "fact embed": median_ms(fact_times)}
 

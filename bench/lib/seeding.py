@@ -52,7 +52,7 @@ def embedded_corpus(services: Services, n: int, maker: FactMaker, seed_threads: 
     set_torch_threads(seed_threads)
     made: list[Embedding] = []
     for i in range(0, n, EMBED_BATCH):
-        made += services.embedder.embed_facts([embedding_text(f["title"], f["text"]) for f in facts[i:i + EMBED_BATCH]])
+        made += services.embedder.embed_facts([embedding_text(f["title"], f["text"], f.get("tags") or []) for f in facts[i:i + EMBED_BATCH]])
     set_torch_threads(services.settings.torch_threads)
     return list(zip(facts, made))
 
@@ -81,7 +81,7 @@ def seed_facts(services: Services, profile: ProfileRef, n: int, maker: FactMaker
             parts = []
             for i in range(0, n, EMBED_BATCH):
                 batch = facts[i:i + EMBED_BATCH]
-                parts += embedder.embed_facts([embedding_text(f["title"], f["text"]) for f in batch])
+                parts += embedder.embed_facts([embedding_text(f["title"], f["text"], f.get("tags") or []) for f in batch])
                 advance(progress, task, len(batch))
             vectors = parts or None
             timings["embed_s"] = time.perf_counter() - started

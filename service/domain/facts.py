@@ -75,7 +75,7 @@ class FactService:
     def write(self, profile: ProfileRef, *, title: str, text: str, kind: str, tags: list[str] | None) -> WriteResult:
         title, text, kind = validation.title(title), validation.text(text), validation.kind(kind)
         clean_tags = validation.tags(tags)
-        vector = self._embed(title, text)
+        vector = self._embed(title, text, clean_tags)
         now = utcnow()
         fact = self.store.add_fact({
             "profile_id": profile.id, "uid": ids.new_fact_uid(), "title": title, "text": text, "kind": kind,
@@ -106,9 +106,10 @@ class FactService:
             before = uow.facts.get(profile.id, uid)
         vector, embedded_for = None, None
         if before is not None and before.status == FactStatus.ACTIVE:
-            final = (new_title or before.title, new_text or before.text)
-            if final != (before.title, before.text):
-                vector, embedded_for = self._embed(*final), final
+            final = embedding_text(new_title or before.title, new_text or before.text,
+                                   new_tags if new_tags is not None else before.tags)
+            if final != embedding_text(before.title, before.text, before.tags):
+                vector, embedded_for = self._embed_text(final), final
 
         now = utcnow()
         with self.store.changing(profile.id) as uow:
@@ -122,7 +123,8 @@ class FactService:
             final_kind = new_kind or row.kind
             # Tags are a set of labels: the same ones in another order change nothing (no revision).
             final_tags = new_tags if new_tags is not None and set(new_tags) != set(row.tags) else list(row.tags)
-            vec = vector if embedded_for == (final_title, final_text) else None
+            embeds = embedding_text(final_title, final_text, final_tags)
+            vec = vector if embedded_for == embeds else None
 
             if final_text != row.text:
                 successor = uow.facts.new(
@@ -139,9 +141,10 @@ class FactService:
                     profile_id=profile.id, fact_id=row.id, revision=uow.revisions.next_number(row.id),
                     title=row.title, kind=row.kind, tags=list(row.tags), valid_from=row.updated_at, valid_to=now,
                 )
-                title_changed = final_title != row.title
+                # a new title, or a tag the words do not say, changes what is embedded (models.embedding_text)
+                reembedded = embeds != embedding_text(row.title, row.text, row.tags)
                 lifecycle.amend(row, title=final_title, kind=final_kind, tags=final_tags, now=now)
-                if title_changed:
+                if reembedded:
                     self._store_vector(uow, row, vec, now)
                 result = UpdateResult(fact=to_fact(row), superseded_uid=None, changed=True)
             else:
@@ -248,13 +251,16 @@ class FactService:
             cursor = nxt
         return found
 
-    def _embed(self, title: str, text: str) -> Embedding | None:
-        """The fact's vector and token vectors, or None (embedder off, loading or failing): the write goes on; it
-        is embedded later (by the search index's catch-up, or `memory reindex`)."""
+    def _embed(self, title: str, text: str, tags: list[str]) -> Embedding | None:
+        return self._embed_text(embedding_text(title, text, tags))
+
+    def _embed_text(self, text: str) -> Embedding | None:
+        """The vector and token vectors of a fact's embedding text, or None (embedder off, loading or failing):
+        the write goes on; it is embedded later (by the search index's catch-up, or `memory reindex`)."""
         if not self.gate.usable():
             return None
         try:
-            return self.embedder.embed_facts([embedding_text(title, text)])[0]
+            return self.embedder.embed_facts([text])[0]
         except EmbeddingUnavailable as exc:
             self.gate.failed()
             log.warning("storing fact without a vector for now: %s", exc)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from service.clock import isoformat
+from service.domain import lexical
 from service.contract import KINDS, STATUSES, FactStatus  # noqa: F401 - FactStatus: used by the domain from here
 
 Kind = Literal[KINDS]  # type: ignore[valid-type]  # a Literal of a runtime tuple (contract.py keeps one list): fine at run time, which mypy cannot see
@@ -22,9 +24,16 @@ Instant = Annotated[datetime, PlainSerializer(isoformat, return_type=str, when_u
 OptInstant = Annotated[datetime | None, PlainSerializer(isoformat, return_type=str | None, when_used="json"),
                        WithJsonSchema({"type": ["string", "null"], "format": "date-time"})]
 
-def embedding_text(title: str, text: str) -> str:
-    """What is embedded for a fact (the same in every backend and in reindex)."""
-    return f"{title}\n{text}"
+def embedding_text(title: str, text: str, tags: Iterable[str]) -> str:
+    """What is embedded for a fact (the same in every backend, in reindex and in import): its title and text, led
+    by the tags its words do not say, in order ("caroline: Did you go?"). A tag is context a fact's words may
+    leave out -- who said a chat turn, which project a note belongs to -- and the model reads only the words it
+    is given; a tag the words already say is left out, as it would weigh that word twice. On LoCoMo's chat turns
+    (speaker as the tag) recall@5 rose from 0.601 to 0.664, its observations (which name their speaker) stayed at
+    0.722 (docs/benchmarks.md)."""
+    said = set(lexical.tokens(f"{title} {text}"))
+    unsaid = sorted({tag for tag in tags if not set(lexical.tokens(tag)) <= said})
+    return f"{', '.join(unsaid)}: {title}\n{text}" if unsaid else f"{title}\n{text}"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from service.domain import validation
+from service.errors import InvalidInput
 from service.domain.models import embedding_text
 from service.domain.ports import Embedder
 from service.domain.ports.canonical import CanonicalStore
@@ -38,7 +40,7 @@ class VectorMaintenance:
             with self.store.read() as uow:
                 rows = uow.facts.by_ids(profile.id, chunk)
             ordered = [rows[i] for i in chunk if i in rows]
-            made = self.embedder.embed_facts([embedding_text(r.title, r.text) for r in ordered])
+            made = self.embedder.embed_facts([embedding_text(r.title, r.text, r.tags) for r in ordered])
             with self.store.unit_of_work() as uow:
                 uow.vectors.store(profile.id, self.embedder.model_id,
                                   {int(r.id): v for r, v in zip(ordered, made) if r.id is not None})
@@ -61,7 +63,7 @@ class VectorMaintenance:
             progress(0, len(facts))
         for start in range(0, len(facts), BATCH):
             chunk = facts[start : start + BATCH]
-            vectors = self.embedder.embed_facts([embedding_text(f["title"], f["text"]) for f in chunk])
+            vectors = self.embedder.embed_facts([embedding_text(f["title"], f["text"], _tags(f)) for f in chunk])
             made.update({str(f["uid"]): v for f, v in zip(chunk, vectors)})
             if progress:
                 progress(len(made), len(facts))
@@ -82,3 +84,12 @@ class VectorMaintenance:
             "stored_models": models,
             "fix": f"memory reindex {profile.name} --reembed",
         }
+
+
+def _tags(fact: dict[str, Any]) -> list[str]:
+    """An export document's fact's tags as the import will store them (service.domain.validation); none when they
+    are not valid, as the import then refuses the document anyway."""
+    try:
+        return validation.tags(fact.get("tags") or [])
+    except InvalidInput:
+        return []

@@ -223,7 +223,7 @@ class EmbeddedSearch:
 
     def _embed_missing(self, index: ProfileIndex, profile_id: int, most: int) -> None:
         rows = sorted(index.missing_vectors)[:most]
-        texts = [embedding_text(*index.text_of(r)) for r in rows]
+        texts = [embedding_text(*index.text_of(r), index.tags_of[r]) for r in rows]
         try:
             embedded = self.embedder.embed_facts(texts)
         except EmbeddingUnavailable as exc:

@@ -233,7 +233,7 @@ class MirrorUpkeep:
         if not rows:
             return False
         try:
-            vectors = self.embedder.embed_facts([embedding_text(r.title, r.text) for r in rows])
+            vectors = self.embedder.embed_facts([embedding_text(r.title, r.text, r.tags) for r in rows])
         except EmbeddingUnavailable as exc:  # not the cluster's fault: try again next cycle
             log.warning("mirror: %d facts still without a vector: %s", len(rows), exc)
             return False
