@@ -39,7 +39,8 @@ run: setup
 # 3.5.0 node, the `secured` ones included: its security plugin, which Maven Central does not serve for 3.x, is the
 # zip `opensearch-security-3` builds from the plugin's source tag (Maven only; about 25 s, nothing when it is there).
 # Two pytest-xdist workers (this machine has 2 cores): each starts its own PostgreSQL cluster and OpenSearch node.
-# Left out of the 3.5.0 pass: the `one_version` tests (the node runner's ways to stop: the same Python on every version).
+# Left out of the 3.5.0 pass: the `one_version` tests (the node runner's ways to stop: the same Python on every version;
+# two benchmark scripts' runs whose searches other tests check on 3.5.0 too).
 test: setup-test
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m tests.support.opensearch_node security-zip
 	$(BIN)/python -m pytest -n 2

@@ -129,6 +129,7 @@ def bench_prefix(real_opensearch: Cluster) -> Iterator[str]:
 
 
 @pytest.mark.opensearch
+@pytest.mark.one_version  # a timing script: the searches it times are the service's, tested on every version
 def test_search_latency_against_opensearch_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
     out = run("bench/search_latency.py", "--sizes", "30", "--queries", "4", "--repeated", "2", "--writes", "1",
               "--embedder", "none", "--search", "opensearch", "--opensearch-url", real_opensearch.url,
@@ -138,6 +139,7 @@ def test_search_latency_against_opensearch_runs(real_opensearch: Cluster, bench_
 
 @pytest.mark.opensearch
 @pytest.mark.model
+@pytest.mark.one_version  # the labelled set on each version: test_real_cluster.py's parity test
 def test_retrieval_against_opensearch_runs(real_opensearch: Cluster, bench_prefix: str) -> None:
     out = run("bench/retrieval.py", "--backend", "opensearch", "--opensearch-url", real_opensearch.url,
               "--opensearch-prefix", bench_prefix, env=credentials(real_opensearch))
