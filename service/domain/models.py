@@ -26,11 +26,11 @@ OptInstant = Annotated[datetime | None, PlainSerializer(isoformat, return_type=s
 
 def embedding_text(title: str, text: str, tags: Iterable[str]) -> str:
     """What is embedded for a fact (the same in every backend, in reindex and in import): its title and text, led
-    by the tags its words do not say, in order ("caroline: Did you go?"). A tag is context a fact's words may
-    leave out -- who said a chat turn, which project a note belongs to -- and the model reads only the words it
-    is given; a tag the words already say is left out, as it would weigh that word twice. On LoCoMo's chat turns
-    (speaker as the tag) recall@5 rose from 0.601 to 0.664, its observations (which name their speaker) stayed at
-    0.722 (docs/benchmarks.md)."""
+    by the tags its words do not say, sorted (tags are a set): "caroline: Did you go?". A tag is context a fact's
+    words may leave out -- who said a chat turn, which project a note belongs to -- and the model reads only the
+    words it is given; a tag the words already say is left out, as it would weigh that word twice. On LoCoMo's
+    chat turns (speaker as the tag) recall@5 rose from 0.601 to 0.665, its observations (which name their
+    speaker) stayed at 0.722 (docs/benchmarks.md)."""
     said = set(lexical.tokens(f"{title} {text}"))
     unsaid = sorted({tag for tag in tags if not set(lexical.tokens(tag)) <= said})
     return f"{', '.join(unsaid)}: {title}\n{text}" if unsaid else f"{title}\n{text}"
