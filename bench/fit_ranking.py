@@ -2,6 +2,7 @@
 
     python bench/fit_ranking.py --locomo PATH/locomo10.json            # fit and report; writes nothing
     python bench/fit_ranking.py --locomo PATH/locomo10.json --write    # also writes weights.json
+    python bench/fit_ranking.py --locomo PATH/locomo10.json --gate-only --write   # the shipped ranker kept
 
 LoCoMo is fetched from its repository (github.com/snap-research/locomo, data/locomo10.json, or the older
 data/locomo10.zip: bench/lib/locomo.py reads both alike), never part of this one; the run prints its sha256.
@@ -12,8 +13,10 @@ memory_search). Conversations at even positions (and off-topic questions at even
 everything is also reported on the other half and overall:
 
 - the ranker: a linear score per candidate, fitted listwise (bench/lib/fitting.py) on the answerable questions'
-  matched candidates, relevant = facts whose evidence turns meet the question's;
-- the gate: logistic regression over the query's numbers, answerable questions against off-topic ones, then
+  matched candidates, relevant = facts whose evidence turns meet the question's -- on observations and turns
+  (locomo.RANKER_STORES) and the labelled set; `--gate-only` keeps the shipped ranker instead;
+- the gate: logistic regression over the query's numbers (of every store: bare turns too, where a question
+  about a person meets turns that never name anyone), answerable questions against off-topic ones, then
   shifted so that no store's fit half loses more than 1 % of its answerable questions to it (a store with
   fewer than 100 loses none), and the labelled set of bench/data/retrieval (a curated store, the regression
   guard: its fit half is fitted on like the others) none of its answerable ones at all -- honesty must not cost
@@ -103,7 +106,8 @@ def rows_of(s: Searched, late: bool) -> features.Rows | None:
     return features.rows(s.staged.query, s.staged.pool, s.staged.facts, late=late)
 
 
-def fit(searched: list[Searched], late: bool) -> tuple[stored.Linear, stored.Linear]:
+def fit(searched: list[Searched], late: bool, ranker_stores: tuple[str, ...] = locomo.RANKER_STORES
+        ) -> tuple[stored.Linear, stored.Linear]:
     groups, group_stores, gate_rows, gate_labels, gate_stores = [], [], [], [], []
     guard: list[list[float]] = []  # the labelled set's answerable questions, all of them: the gate loses none
     for s in searched:
@@ -125,7 +129,7 @@ def fit(searched: list[Searched], late: bool) -> tuple[stored.Linear, stored.Lin
             gate_rows.append([numbers.query[n] for n in stored.expected_features("gate", late)])
             gate_labels.append(1.0 if s.question.answerable else 0.0)
             gate_stores.append(s.store)
-        if s.question.answerable:
+        if s.question.answerable and s.store in (*ranker_stores, "labelled"):
             relevant = np.array([s.staged.pool.candidates[i].uid in s.question.relevant for i in matched], float)
             groups.append((numbers.candidates[matched], relevant))
             group_stores.append(s.store)
@@ -149,6 +153,18 @@ def fit(searched: list[Searched], late: bool) -> tuple[stored.Linear, stored.Lin
     gate = stored.Linear(names, mean, scale, weights, g_bias + shift + MARGIN)
     weights[speaks] = chat_turn_offset(gate, rows, labels, stores, guarded, speaks)
     return ranker, stored.Linear(names, mean, scale, weights, g_bias + shift + MARGIN)
+
+
+def shipped_ranker() -> tuple[stored.Linear, stored.Linear, str]:
+    """The shipped ranker (late, plain) and how it was fitted -- read alone: the file's gate may be one of other
+    numbers than the code's (the gate being what is refitted)."""
+    raw = json.loads(stored.WEIGHTS_FILE.read_text(encoding="utf-8"))
+    late, plain = (stored.Linear.of(raw["ranker"][kind], stored.expected_features("ranker", kind == "late"),
+                                    f"ranker.{kind}") for kind in ("late", "plain"))
+    was = raw.get("fitted", {})
+    how = str(was.get("ranker", f"fitted on {', '.join(was.get('stores', locomo.RANKER_STORES))} of "
+                                f"{was.get('data', '?')}")).removeprefix("kept: ")
+    return late, plain, f"kept: {how}"
 
 
 def chat_turn_offset(gate: stored.Linear, rows: np.ndarray, labels: np.ndarray, stores: np.ndarray,
@@ -216,6 +232,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N (a quick run)")
     parser.add_argument("--depth", type=int, default=Settings().rerank_depth,
                         help="MEMORY_RERANK_DEPTH of the searches (default: the setting's default)")
+    parser.add_argument("--gate-only", action="store_true",
+                        help="fit the gate only; the ranker is the shipped one (service/domain/ranking/weights.json)")
     parser.add_argument("--write", action="store_true", help=f"write {stored.WEIGHTS_FILE.relative_to(ROOT)}")
     parser.add_argument("--searches", type=Path, default=None,
                         help="keep the collected searches in this file, and read them from it when it exists (a "
@@ -243,7 +261,10 @@ def main() -> None:
     ranker_plain, gate_plain = fit(searched, late=False)
     fitted = {"by": "bench/fit_ranking.py", "data": f"LoCoMo {args.locomo.name} sha256 {locomo.sha256(args.locomo)}",
               "stores": args.stores.split(","), "fit_half": "conversations and off-topic questions at even positions",
-              "gate_may_lose": LOSE}
+              "gate_may_lose": LOSE,
+              "ranker": f"fitted on {', '.join(s for s in locomo.RANKER_STORES if s in args.stores.split(','))}"}
+    if args.gate_only:
+        ranker_late, ranker_plain, fitted["ranker"] = shipped_ranker()
     weights = stored.Weights(ranker_late, ranker_plain, gate_late, gate_plain, fitted)
     figures = report(searched, weights, "fitted")
     for name, linear in (("ranker (late)", ranker_late), ("gate (late)", gate_late)):

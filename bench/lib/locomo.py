@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 STORES = ("observations", "turns", "turns-named", "turns-bare")
-FITTED_STORES = ("observations", "turns")  # what bench/fit_ranking.py fits on by default
+FITTED_STORES = ("observations", "turns", "turns-bare")  # what bench/fit_ranking.py fits on by default
+RANKER_STORES = ("observations", "turns")  # of those, what its ranker is fitted on (the gate: all of them)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 REALTALK_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "commonsense"}
 OFFTOPIC = Path(__file__).resolve().parents[1] / "data" / "conversational" / "offtopic.jsonl"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from service.domain.ranking import weights as w
 from tests.support.clusters import Cluster, new_prefix, remove_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -261,8 +262,15 @@ def test_conversational_runs(tmp_path: Path) -> None:
 @pytest.mark.model
 def test_fit_ranking_runs_and_writes_nothing_unless_asked(tmp_path: Path) -> None:
     shipped = (ROOT / "service" / "domain" / "ranking" / "weights.json").read_bytes()
-    out = run("bench/fit_ranking.py", "--locomo", str(tiny_locomo(tmp_path / "locomo10.json")))
-    assert "fitted, observations, report half" in out and "gate (late):" in out
+    locomo_file, searches = str(tiny_locomo(tmp_path / "locomo10.json")), str(tmp_path / "searches.pickle")
+    out = run("bench/fit_ranking.py", "--locomo", locomo_file, "--searches", searches)
+    assert "fitted, observations, report half" in out and "fitted, turns-bare, report half" in out
+    assert "gate (late):" in out
+    # --gate-only (the searches read back from the file): the shipped ranker, to the digit it prints
+    kept = run("bench/fit_ranking.py", "--locomo", locomo_file, "--searches", searches, "--gate-only")
+    ranker = w.shipped().ranker(True)
+    assert "ranker (late): " + ", ".join(f"{n} {v / s:+.3f}" for n, v, s in zip(
+        ranker.features, ranker.weights, ranker.scale)) in kept.splitlines()
     assert (ROOT / "service" / "domain" / "ranking" / "weights.json").read_bytes() == shipped
 
 

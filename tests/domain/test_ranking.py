@@ -51,7 +51,7 @@ def model(ranker: dict[str, float], gate: dict[str, float], gate_bias: float) ->
 def test_the_shipped_weights_fit_the_code_and_say_how_they_were_fitted() -> None:
     shipped = w.shipped()
     assert shipped.ranker(True).features == features.CANDIDATE
-    assert shipped.gate(False).features == tuple(n for n in features.QUERY if n not in features.QUERY_LATE)
+    assert shipped.gate(False).features == shipped.gate(True).features == features.QUERY
     assert shipped.fitted["by"] == "bench/fit_ranking.py" and "sha256" in shipped.fitted["data"]
     assert w.parse(json.loads(json.dumps(shipped.to_dict()))).to_dict() == shipped.to_dict()
 
@@ -129,6 +129,23 @@ def test_the_gate_says_memory_does_not_know() -> None:
     ranked = stage.rank(model({"cosine": 1.0}, {"best_cosine": 10.0}, -5.0), features.query_view(
         "what port does the gateway use", None), pool, facts)
     assert (ranked.knows, ranked.order) == (False, [])
+
+
+def test_the_gate_weighs_how_much_of_the_store_lies_near_the_query() -> None:
+    """meaning_share: the candidates matched by meaning against the facts in scope. One turn of a chat store of
+    1,000 at the similarity floor is an off-topic question's footprint; the same turn among 30 of 60 is not."""
+    view = features.query_view("what is the speed of sound in air", None)
+    lone, facts = pool_of([("Theyre fast and evasive", 0.36, False, True)], scope=1_000, df=(0, 0, 0))
+    many_rows = [(f"turn {i}", 0.36 - i / 1_000, False, True) for i in range(30)]
+    many, many_facts = pool_of(many_rows, scope=60, df=(0, 0, 0))
+    share_lone = features.rows(view, lone, facts, late=False).query["meaning_share"]
+    share_many = features.rows(view, many, many_facts, late=False).query["meaning_share"]
+    assert share_lone == pytest.approx(np.log(2) - np.log(1_001)) and share_many == pytest.approx(np.log(31 / 61))
+    gate = model({"cosine": 1.0}, {"meaning_share": 1.0}, 3.0)
+    assert not stage.rank(gate, view, lone, facts).knows
+    assert stage.rank(gate, view, many, many_facts).knows
+    shipped = w.shipped().gate(True)
+    assert shipped.weights[shipped.features.index("meaning_share")] > 0
 
 
 def test_a_fact_holding_every_term_of_the_query_is_never_vetoed() -> None:

@@ -85,7 +85,7 @@ class Weights:
 def expected_features(stage: str, late: bool) -> tuple[str, ...]:
     if stage == "ranker":
         return features.CANDIDATE if late else tuple(n for n in features.CANDIDATE if n not in features.LATE)
-    return features.QUERY if late else tuple(n for n in features.QUERY if n not in features.QUERY_LATE)
+    return features.QUERY  # the gate's numbers need no token vectors: the same with late interaction and without
 
 
 def parse(raw: Any) -> Weights:
