@@ -23,6 +23,10 @@ everything is also reported on the other half and overall:
   recall; then one more weight, set rather than fitted: how much more the gate asks when the closest fact is a
   chat turn (speaks in the first person), as much as that same budget allows (chat_turn_offset).
 Both come twice: with late interaction (token vectors) and without (the "plain" weights).
+
+`--unseen PATH/REALTALK/data` also writes REALTALK's chats (real chats, never fitted on) as the turn stores of
+--stores, searches them the same way and reports them over all their chats, labelled `unseen-<store>`: how the
+weights carry to chats they did not see, in the same run (nothing of them reaches the fit).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from service.domain.ranking import features, stage  # noqa: E402
 from service.domain.ranking import weights as stored  # noqa: E402
 from service.domain.search import Staged  # noqa: E402
 
+UNSEEN = "unseen-"  # the label of a store of --unseen chats (reported, never fitted on)
 MARGIN = 0.01  # kept above the last question the shift lets through (the last float digit must not decide)
 LOSE = 0.01  # the share of a store's answerable questions (fit half) the gate may turn away, at most
 
@@ -62,7 +67,9 @@ class Searched:
     matched_count: int | None
 
 
-def collect(services: Any, store: str, conversations: list[locomo.Conversation]) -> list[Searched]:
+def collect(services: Any, store: str, conversations: list[locomo.Conversation], *, unseen: bool = False
+            ) -> list[Searched]:
+    """Every search of the conversations, each with its half; `unseen`: none (reported, never fitted on)."""
     out = []
     for conversation in conversations:
         profile = services.profiles.create(f"{store}-{conversation.index}")
@@ -72,7 +79,7 @@ def collect(services: Any, store: str, conversations: list[locomo.Conversation])
         halves = {q.text: h for h in ("fit", "report") for q in locomo.offtopic(h)}
         for question in asked:
             found, staged = services.search.candidates(profile, question.text, limit=10)
-            half = conversation.half if question.answerable else (
+            half = "" if unseen else conversation.half if question.answerable else (
                 halves[question.text] if halves[question.text] == conversation.half else "")
             out.append(Searched(store, half, question, staged, found.matched_count))
         print(f"  {store} conversation {conversation.index}: {len(conversation.facts)} facts, "
@@ -195,7 +202,8 @@ def report(searched: list[Searched], weights: stored.Weights, label: str) -> dic
     """The stage's answers as memory_search gives them (matched candidates, limit 10), by half and store."""
     figures: dict[str, Any] = {}
     for store in sorted({s.store for s in searched}):
-        for half in ("fit", "report", "all"):
+        unseen = store.startswith(UNSEEN)
+        for half in ("all",) if unseen else ("fit", "report", "all"):
             chosen = [s for s in searched if s.store == store and (half == "all" or s.half == half)
                       and (s.half or half == "all")]
             rows, knows = [], {"answerable": [], "offtopic": [], "nonsense": [], "near-miss": []}
@@ -211,7 +219,8 @@ def report(searched: list[Searched], weights: stored.Weights, label: str) -> dic
                 if s.question.answerable:
                     rows.append((int(s.question.category), ranking_metrics.of(order, s.question.relevant)))
             print(f"\n{label}, {store}, {half} half" if half != "all" else f"\n{label}, {store}, all conversations")
-            print("\n".join(ranking_metrics.table(rows, locomo.CATEGORIES)))
+            categories = locomo.REALTALK_CATEGORIES if unseen else locomo.CATEGORIES
+            print("\n".join(ranking_metrics.table(rows, categories)))
             shares = {k: float(np.mean(v)) for k, v in knows.items() if v}
             print(f"  answerable with >= 1 match {shares.get('answerable', float('nan')):.3f}; "
                   f"off-topic with 0 {1 - shares.get('offtopic', float('nan')):.3f}; "
@@ -239,10 +248,17 @@ def main() -> None:
                         help="keep the collected searches in this file, and read them from it when it exists (a "
                              "refit after a change of features.py then takes seconds; delete it when the pools "
                              "change)")
+    parser.add_argument("--unseen", type=Path, default=None,
+                        help="REALTALK's data/ directory: its chats as the turn stores of --stores, searched and "
+                             "reported, never fitted on")
     args = parser.parse_args()
+    if args.unseen is not None and not args.unseen.is_dir():
+        parser.error(f"--unseen {args.unseen}: not a directory (REALTALK's data/, which holds Chat_N_A_B.json)")
     if args.locomo.is_dir():
         parser.error(f"{args.locomo} is a directory (REALTALK?): nothing is fitted on REALTALK, only on LoCoMo")
     print(f"LoCoMo {args.locomo} sha256 {locomo.sha256(args.locomo)}")
+    if args.unseen is not None:
+        print(f"REALTALK {args.unseen} sha256 {locomo.sha256(args.unseen)} (reported, never fitted on)")
     started = time.perf_counter()
     searched: list[Searched] = []
     if args.searches is not None and args.searches.exists():
@@ -254,15 +270,22 @@ def main() -> None:
             for store in args.stores.split(","):
                 searched += collect(svc, store, locomo.load(args.locomo, store)[: args.conversations])
             searched += collect_labelled(svc)
+            for store in (s for s in args.stores.split(",") if s != "observations" and args.unseen is not None):
+                searched += collect(svc, UNSEEN + store, locomo.load(args.unseen, store)[: args.conversations],
+                                    unseen=True)  # REALTALK has no observations
         if args.searches is not None:
             args.searches.write_bytes(pickle.dumps(searched))
     print(f"collected {len(searched)} searches in {time.perf_counter() - started:.0f} s")
+    if args.unseen is not None and not any(s.store.startswith(UNSEEN) for s in searched):
+        print(f"note: {args.searches} holds no --unseen searches (collected without it): delete it to collect them")
     ranker_late, gate_late = fit(searched, late=True)
     ranker_plain, gate_plain = fit(searched, late=False)
     fitted = {"by": "bench/fit_ranking.py", "data": f"LoCoMo {args.locomo.name} sha256 {locomo.sha256(args.locomo)}",
               "stores": args.stores.split(","), "fit_half": "conversations and off-topic questions at even positions",
               "gate_may_lose": LOSE,
               "ranker": f"fitted on {', '.join(s for s in locomo.RANKER_STORES if s in args.stores.split(','))}"}
+    if args.unseen is not None:
+        fitted["unseen"] = f"REALTALK sha256 {locomo.sha256(args.unseen)}: reported (unseen-*), never fitted on"
     if args.gate_only:
         ranker_late, ranker_plain, fitted["ranker"] = shipped_ranker()
     weights = stored.Weights(ranker_late, ranker_plain, gate_late, gate_plain, fitted)

@@ -133,3 +133,21 @@ def test_conversational_runs_on_realtalk_and_fit_ranking_refuses_it(tmp_path: Pa
         refused = subprocess.run([sys.executable, script, "--locomo", str(data), *args], cwd=ROOT,
                                  capture_output=True, text=True, timeout=120)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+
+
+@pytest.mark.model
+def test_fit_ranking_reports_unseen_chats_and_fits_nothing_on_them(tmp_path: Path) -> None:
+    locomo_file, data = str(tiny_locomo(tmp_path / "locomo10.json")), tiny_realtalk(tmp_path / "data")
+    stores = ("--stores", "observations,turns-bare")
+    alone = run("bench/fit_ranking.py", "--locomo", locomo_file, *stores)
+    both = run("bench/fit_ranking.py", "--locomo", locomo_file, *stores, "--unseen", str(data))
+    assert f"REALTALK {data} sha256 {locomo.sha256(data)} (reported, never fitted on)" in both
+    assert "fitted, unseen-turns-bare, all conversations" in both and "3 commonsense" in both
+    assert "unseen-turns-bare, fit half" not in both and "unseen-observations" not in both  # it has none
+    assert "unseen-" not in alone
+    fitted = [line for line in both.splitlines() if line.startswith(("ranker (late):", "gate (late):"))]
+    assert len(fitted) == 2 and fitted == [line for line in alone.splitlines()
+                                           if line.startswith(("ranker (late):", "gate (late):"))]
+    refused = subprocess.run([sys.executable, "bench/fit_ranking.py", "--locomo", locomo_file, "--unseen",
+                              locomo_file], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "not a directory" in refused.stderr, refused.stderr
