@@ -256,9 +256,11 @@ def main() -> None:
         parser.error(f"--unseen {args.unseen}: not a directory (REALTALK's data/, which holds Chat_N_A_B.json)")
     if args.locomo.is_dir():
         parser.error(f"{args.locomo} is a directory (REALTALK?): nothing is fitted on REALTALK, only on LoCoMo")
-    print(f"LoCoMo {args.locomo} sha256 {locomo.sha256(args.locomo)}")
+    data_sha = locomo.sha256(args.locomo)
+    print(f"LoCoMo {args.locomo} sha256 {data_sha}")
+    unseen_sha = None if args.unseen is None else locomo.sha256(args.unseen)
     if args.unseen is not None:
-        print(f"REALTALK {args.unseen} sha256 {locomo.sha256(args.unseen)} (reported, never fitted on)")
+        print(f"REALTALK {args.unseen} sha256 {unseen_sha} (reported, never fitted on)")
     started = time.perf_counter()
     searched: list[Searched] = []
     if args.searches is not None and args.searches.exists():
@@ -270,9 +272,10 @@ def main() -> None:
             for store in args.stores.split(","):
                 searched += collect(svc, store, locomo.load(args.locomo, store)[: args.conversations])
             searched += collect_labelled(svc)
-            for store in (s for s in args.stores.split(",") if s != "observations" and args.unseen is not None):
-                searched += collect(svc, UNSEEN + store, locomo.load(args.unseen, store)[: args.conversations],
-                                    unseen=True)  # REALTALK has no observations
+            if args.unseen is not None:
+                for store in (s for s in args.stores.split(",") if s != "observations"):  # REALTALK has none
+                    searched += collect(svc, UNSEEN + store, locomo.load(args.unseen, store)[: args.conversations],
+                                        unseen=True)
         if args.searches is not None:
             args.searches.write_bytes(pickle.dumps(searched))
     print(f"collected {len(searched)} searches in {time.perf_counter() - started:.0f} s")
@@ -280,12 +283,12 @@ def main() -> None:
         print(f"note: {args.searches} holds no --unseen searches (collected without it): delete it to collect them")
     ranker_late, gate_late = fit(searched, late=True)
     ranker_plain, gate_plain = fit(searched, late=False)
-    fitted = {"by": "bench/fit_ranking.py", "data": f"LoCoMo {args.locomo.name} sha256 {locomo.sha256(args.locomo)}",
+    fitted = {"by": "bench/fit_ranking.py", "data": f"LoCoMo {args.locomo.name} sha256 {data_sha}",
               "stores": args.stores.split(","), "fit_half": "conversations and off-topic questions at even positions",
               "gate_may_lose": LOSE,
               "ranker": f"fitted on {', '.join(s for s in locomo.RANKER_STORES if s in args.stores.split(','))}"}
-    if args.unseen is not None:
-        fitted["unseen"] = f"REALTALK sha256 {locomo.sha256(args.unseen)}: reported (unseen-*), never fitted on"
+    if unseen_sha is not None:
+        fitted["unseen"] = f"REALTALK sha256 {unseen_sha}: reported (unseen-*), never fitted on"
     if args.gate_only:
         ranker_late, ranker_plain, fitted["ranker"] = shipped_ranker()
     weights = stored.Weights(ranker_late, ranker_plain, gate_late, gate_plain, fitted)
