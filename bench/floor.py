@@ -3,7 +3,7 @@
     python bench/floor.py [--facts 1000] [--calls 200]
 
 `memory serve` runs in its own process on a fresh data dir; the client is the MCP SDK's streamable-HTTP
-client (what ../shared/peers-bench/side-by-side.sh uses), calls one at a time. Printed, medians:
+client (what bench/peers/side_by_side.sh uses), calls one at a time. Printed, medians:
 
   write / search        memory_write of --facts corpus facts, then --calls distinct memory_search calls
   tool round trip       memory_recent(limit=1): the same client, HTTP, MCP framing, auth and a one-row read,

@@ -2,7 +2,7 @@
 
     python bench/peer_breakdown.py [--sizes 10000] [--calls 200] [--skip-ours]
 
-The peer is the side-by-side's (`../shared/peers-bench`; its setup.sh fills BASE, default
+The peer is the side-by-side's (`bench/peers/`; its setup.sh fills BASE, default
 ${TMPDIR:-/tmp}/peers-bench, with the peer's venv and its model). It runs in its own venv, as the side-by-side
 starts it (local mode, its default model, streamable HTTP), with timers wrapped around its layers before it
 serves -- nothing of it is edited:
@@ -144,7 +144,7 @@ print(json.dumps(out))
 
 
 def peer_call(fact: dict) -> dict:
-    """The side-by-side's qdrant-store arguments for a fact (../shared/peers-bench/bench.py, class Qdrant)."""
+    """The side-by-side's qdrant-store arguments for a fact (bench/peers/harness.py, class Qdrant)."""
     return {"information": fact["text"], "metadata": {"title": fact["title"], "kind": fact["kind"],
                                                       "tags": fact["tags"]}}
 
@@ -263,7 +263,7 @@ def main() -> int:
     args = parser.parse_args()
     base = Path(os.environ.get("BASE") or Path(os.environ.get("TMPDIR", "/tmp")) / "peers-bench")
     if not (base / "venv-qdrant" / "bin" / "python").exists() or not (base / "models").is_dir():
-        raise SystemExit(f"no peer at {base}: run `bash ../shared/peers-bench/setup.sh {base}` first")
+        raise SystemExit(f"no peer at {base}: run `bash bench/peers/setup.sh {base}` first")
     for n in (int(s) for s in args.sizes.split(",") if s.strip()):
         report_peer(n, measure_peer(base, n, args.calls, args.seed), args.calls)
         if not args.skip_ours:

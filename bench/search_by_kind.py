@@ -2,9 +2,8 @@
 
     python bench/search_by_kind.py RESULTS.jsonl [MORE.jsonl ...]
 
-RESULTS.jsonl are the lines `../shared/peers-bench/bench.py --keep-queries` writes (one a repetition, each
-with its 200 queries' times); side-by-side.sh does not keep them, so run bench.py itself, once for this
-service and once for the peer, into one file (the commands: docs/benchmarks.md, "Searches by kind").
+RESULTS.jsonl is the results file `KEEP_QUERIES=1 bash bench/peers/side_by_side.sh 1000` names on its last line
+but the table (one line a repetition of each server, each with its 200 queries' times).
 
 Why split: the 200 queries are 100 paraphrases and 100 off-topic questions. This service answers an off-topic
 question with no facts and a paraphrase with up to `limit` of them, so its times form two groups, and the p50
@@ -25,7 +24,7 @@ KINDS = ("paraphrase", "offtopic")
 
 
 def percentile(values: list[float], p: float) -> float:
-    """Linear interpolation between closest ranks: bench.py's own `pct`, so `all` matches its search_ms_p50."""
+    """Linear interpolation between closest ranks: bench/peers/harness.py's own `pct`, so `all` matches its search_ms_p50."""
     ordered = sorted(values)
     k = (len(ordered) - 1) * p / 100
     low = int(k)
@@ -40,7 +39,7 @@ def by_kind(rows: list[dict]) -> dict[tuple[str, int], dict[str, list[tuple[floa
         queries = row.get("per_query")
         if not queries:
             raise SystemExit(f"{row.get('peer')} n={row.get('n')} rep {row.get('rep')}: no per_query "
-                             "(run bench.py with --keep-queries)")
+                             "(run bench/peers/side_by_side.sh with KEEP_QUERIES=1)")
         groups = {"all": [q["ms"] for q in queries]}
         groups.update({kind: [q["ms"] for q in queries if q["kind"] == kind] for kind in KINDS})
         for kind, times in groups.items():

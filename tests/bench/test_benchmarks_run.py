@@ -90,7 +90,7 @@ def test_peer_breakdown_runs() -> None:
     """The peer's timers must really wrap its layers: a zero embed or upsert would mean a part went untimed."""
     base = Path(os.environ.get("BASE") or Path(os.environ.get("TMPDIR", "/tmp")) / "peers-bench")
     if not (base / "venv-qdrant" / "bin" / "python").exists():
-        pytest.skip(f"the side-by-side's peer is not installed at {base} (../shared/peers-bench/setup.sh installs it)")
+        pytest.skip(f"the side-by-side's peer is not installed at {base} (bash bench/peers/setup.sh installs it)")
     out = run("bench/peer_breakdown.py", "--sizes", "20", "--calls", "5")
     assert "memory_search at 20 facts" in out and "memory_write at 20 facts" in out
     find = _parts(out, "mcp-server-qdrant qdrant-find at 20 facts", "mcp-server-qdrant qdrant-store")
