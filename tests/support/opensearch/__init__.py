@@ -10,12 +10,12 @@ Callers use the facade tests/support/opensearch_node.py (start_node, Node, build
 The version: OPENSEARCH_TEST_VERSION (default 2.19.1; 3.5.0 is the 3.x the suite runs on). What differs (settings.py):
 - 2.x: every artifact from Maven Central; its integ-test zip has no modules but transport, so lang-painless and
   analysis-common are fetched and laid out beside it; runs on a JDK 17 (or 21);
-- 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search, whose zip
-  OPENSEARCH_NEURAL_SEARCH_ZIP names (the one OpenSearch publishes, or one built from the plugin's source tag:
-  docs/architecture.md, "The OpenSearch node of the tests"); unset, the copy this project's own machine keeps
-  beside the repository, ../shared/opensearch-3/opensearch-neural-search-<VERSION>.0.zip (its sha256 checked);
-  needs a full JDK >= 21 (OPENSEARCH_JAVA_HOME, else the newest under /usr/lib/jvm with the jdk.incubator.vector
-  and jdk.localedata modules). Its secured variant installs the security plugin zip (not on Maven Central for 3.x)
+- 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search (nor the
+  ml-commons client it needs): its zip is the one neural-search-3/build.sh compiles from the two source tags with
+  Maven (`make opensearch-neural-search-3`, or `python -m tests.support.opensearch_node neural-search-zip`, puts it
+  in CACHE_DIR; OPENSEARCH_NEURAL_SEARCH_ZIP names another, e.g. the one OpenSearch publishes); needs a full
+  JDK >= 21 (OPENSEARCH_JAVA_HOME, else the newest under /usr/lib/jvm with the jdk.incubator.vector and
+  jdk.localedata modules). Its secured variant installs the security plugin zip (not on Maven Central for 3.x)
   that security-3/build.sh compiles from the plugin's source tag with Maven (`make opensearch-security-3`, or
   `python -m tests.support.opensearch_node security-zip`, puts it in CACHE_DIR; OPENSEARCH_SECURITY_ZIP names
   another; security-3/README.md says what differs from the released zip).
@@ -75,8 +75,8 @@ Environment (tests only; the service reads its own settings elsewhere):
   OPENSEARCH_TEST_VERSION       the node's version (default 2.19.1; 3.5.0)
   OPENSEARCH_JAVA_HOME          the JDK to run it on (default: 2.x a JDK 17 under /usr/lib/jvm, 2.19 runs on 11-21;
                                 3.x the newest full JDK >= 21 there)
-  OPENSEARCH_NEURAL_SEARCH_ZIP  3.x: the neural-search plugin zip (unset: ../shared/opensearch-3/ beside the
-                                repository, where this project's own machine keeps one)
+  OPENSEARCH_NEURAL_SEARCH_ZIP  3.x: the neural-search plugin zip (unset: CACHE_DIR/opensearch-neural-search-
+                                PLUGIN_VERSION.zip, built by `make opensearch-neural-search-3`, its sha256 checked)
   OPENSEARCH_SECURITY_ZIP       3.x, secured: the security plugin zip (unset: CACHE_DIR/opensearch-security-
                                 PLUGIN_VERSION.zip, built by `make opensearch-security-3`, its sha256 checked)
   OPENSEARCH_TEST_SIMD          off: leave the JDK's vector module out of the node's JVM (Lucene's SIMD vector
@@ -88,11 +88,11 @@ Environment (tests only; the service reads its own settings elsewhere):
 The modules, one job each:
   settings.py    the pins (VERSION, plugins, heap, user, host, timeouts), cache_dir, java_home, home, the plugin
                  zips from outside Maven Central (neural_search_zip, security_plugin_zip), NodeUnavailable
-  build.py       fetch with Maven (pom.xml, beside it) and lay out the distribution, cached; build_security_zip
-                 (security-3/build.sh into the cache)
+  build.py       fetch with Maven (pom.xml, beside it) and lay out the distribution, cached; build_neural_search_zip
+                 and build_security_zip (neural-search-3/build.sh, security-3/build.sh into the cache)
   node.py        Node: create, start (under the supervisor) and wait for green, stop, remove, REST calls,
                  opensearch-py options; start_node
   security.py    the secured Node's demo installer and least-privilege baseline, users and roles (REST)
   supervisor.py  the process between a Node and its JVM (stdlib only: run by path with `python -I`)
-  runner.py      the command line: build, run [--secured], security-zip
+  runner.py      the command line: build, run [--secured], neural-search-zip, security-zip
 """

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.opensearch.settings import (MODULES_IN_DISTRIBUTION, NEURAL_SEARCH_FROM_CENTRAL, PLUGIN_VERSION,
-                                               KNOWN_SECURITY_ZIPS, PLUGINS, SECURITY_PLUGIN,
-                                               SECURITY_PLUGIN_FROM_CENTRAL, SECURITY_RECIPE, VERSION, NodeUnavailable,
-                                               default_security_zip, home, java_home, neural_search_zip,
+from tests.support.opensearch.settings import (MODULES_IN_DISTRIBUTION, NEURAL_SEARCH_FROM_CENTRAL,
+                                               NEURAL_SEARCH_FROM_SOURCE, PLUGIN_VERSION, PLUGINS, SECURITY_FROM_SOURCE,
+                                               SECURITY_PLUGIN, SECURITY_PLUGIN_FROM_CENTRAL, VERSION, NodeUnavailable,
+                                               PluginFromSource, home, java_home, neural_search_zip,
                                                security_plugin_zip)
 
 POM = Path(__file__).with_name("pom.xml")
@@ -171,39 +171,55 @@ def _lay_out(final: Path, stamp: str, neural_search: Path | None, security: Path
         shutil.rmtree(work, ignore_errors=True)
 
 
+def build_neural_search_zip(progress=print) -> Path:  # noqa: ANN001 - a print-like callable
+    """`make opensearch-neural-search-3`: the neural-search plugin zip of a 3.x node, built into the cache
+    directory by neural-search-3/build.sh unless it is there."""
+    return build_plugin_zip(NEURAL_SEARCH_FROM_SOURCE, progress)
+
 
 def build_security_zip(progress=print) -> Path:  # noqa: ANN001 - a print-like callable
-    """`make opensearch-security-3`: the security plugin zip of a 3.x node at default_security_zip(), built by
-    SECURITY_RECIPE/build.sh (Maven only) unless the one the recipe names is already there."""
-    target = default_security_zip()
-    wanted = KNOWN_SECURITY_ZIPS.get(target.name)
-    if SECURITY_PLUGIN_FROM_CENTRAL or wanted is None:
-        raise NodeUnavailable(f"{SECURITY_RECIPE.name}/build.sh builds {', '.join(sorted(KNOWN_SECURITY_ZIPS))}, "
-                              f"not the security plugin of OpenSearch {VERSION}")
+    """`make opensearch-security-3`: the security plugin zip of a 3.x node, built into the cache directory by
+    security-3/build.sh unless it is there."""
+    return build_plugin_zip(SECURITY_FROM_SOURCE, progress)
+
+
+def build_plugin_zip(source: PluginFromSource, progress=print) -> Path:  # noqa: ANN001 - a print-like callable
+    """The zip of `source` at source.default_zip(), built by source.recipe/build.sh (Maven only) unless the one
+    the recipe names is already there."""
+    target = source.default_zip()
+    wanted = source.known.get(target.name)
+    if source.from_central or wanted is None:
+        raise NodeUnavailable(f"{source.recipe.name}/build.sh builds {', '.join(sorted(source.known))}, "
+                              f"not {source.title} of OpenSearch {VERSION}")
     if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == wanted:
         progress(f"{target} is there (sha256 {wanted})")
         return target
     if shutil.which("mvn") is None:
         raise NodeUnavailable("Maven (mvn) is not installed; apt-get install maven")
     target.parent.mkdir(parents=True, exist_ok=True)
-    out = Path(tempfile.mkdtemp(prefix="security-zip-", dir=target.parent))
+    out = Path(tempfile.mkdtemp(prefix=f"{source.plugin}-zip-", dir=target.parent))
     try:
         started = time.monotonic()
-        progress(f"building {target.name} with {SECURITY_RECIPE / 'build.sh'} (Maven; cached in ~/.m2)")
-        result = subprocess.run([str(SECURITY_RECIPE / "build.sh")], capture_output=True, text=True, timeout=1800,
-                                env=dict(os.environ, OUT=str(out), JAVA21_HOME=str(java_home())))
-        if result.returncode != 0:
-            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
-            raise NodeUnavailable(f"{SECURITY_RECIPE.name}/build.sh failed (exit {result.returncode}):\n{tail}")
+        progress(f"building {target.name} with {source.recipe / 'build.sh'} (Maven; cached in ~/.m2)")
+        _run_recipe(source, out)
         built = out / target.name
         digest = hashlib.sha256(built.read_bytes()).hexdigest()
         if digest != wanted:
+            # Another javac may compile other bytes: keep the zip for a look, never under the name the node trusts.
             kept = target.with_name(f"{target.stem}-{digest[:12]}.zip")
             built.replace(kept)
             raise NodeUnavailable(f"built {kept}, but its sha256 {digest} is not the recipe's {wanted} (another javac "
-                                  f"than the README's?): check it, then use it with OPENSEARCH_SECURITY_ZIP={kept}")
+                                  f"than the README's?): check it, then use it with {source.variable}={kept}")
         built.replace(target)
         progress(f"{target} built in {time.monotonic() - started:.0f} s (sha256 {digest})")
         return target
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def _run_recipe(source: PluginFromSource, out: Path) -> None:
+    result = subprocess.run([str(source.recipe / "build.sh")], capture_output=True, text=True, timeout=1800,
+                            env=dict(os.environ, OUT=str(out), JAVA21_HOME=str(java_home())))
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
+        raise NodeUnavailable(f"{source.recipe.name}/build.sh failed (exit {result.returncode}):\n{tail}")

@@ -1,7 +1,7 @@
 """The command line (`python -m tests.support.opensearch_node build|run [--secured]`, `make opensearch`,
 `make opensearch-secured`): build and print where, or start a node, print how to reach it, and stop it on
-Ctrl-C, SIGTERM or SIGHUP; and `security-zip` (`make opensearch-security-3`): build the 3.x security plugin zip
-into the cache directory (settings.default_security_zip) unless it is there."""
+Ctrl-C, SIGTERM or SIGHUP; and `neural-search-zip` (`make opensearch-neural-search-3`), `security-zip`
+(`make opensearch-security-3`): build that 3.x plugin zip into the cache directory unless it is there."""
 
 from __future__ import annotations
 
@@ -9,25 +9,30 @@ import sys
 from typing import Any
 
 from bench.lib.until_stopped import serve_until_stopped
-from tests.support.opensearch.build import build, build_security_zip
+from tests.support.opensearch.build import build, build_neural_search_zip, build_security_zip
 from tests.support.opensearch.node import start_node
 from tests.support.opensearch.settings import NodeUnavailable
 from tests.support.opensearch.supervisor import supervise
+
+
+# The 3.x plugin zips built from source (Maven Central serves neither): command -> builder.
+PLUGIN_ZIP_BUILDERS = {"neural-search-zip": build_neural_search_zip, "security-zip": build_security_zip}
 
 
 def main(argv: list[str]) -> int:
     command, flags = (argv[0], argv[1:]) if argv else ("run", [])
     if command == "supervise":
         return supervise(flags)
-    if command == "security-zip" and not flags:
+    if command in PLUGIN_ZIP_BUILDERS and not flags:
         try:
-            print(build_security_zip())
+            print(PLUGIN_ZIP_BUILDERS[command]())
             return 0
         except NodeUnavailable as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
     if command not in ("build", "run") or set(flags) - {"--secured"}:
-        print("usage: python -m tests.support.opensearch_node [build|run] [--secured] | security-zip", file=sys.stderr)
+        print("usage: python -m tests.support.opensearch_node [build|run] [--secured] | neural-search-zip | "
+              "security-zip", file=sys.stderr)
         return 2
     secured = "--secured" in flags
     try:

@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_VERSION = "2.19.1"
@@ -35,23 +36,50 @@ DEMO_CA, DEMO_ADMIN_CERT, DEMO_ADMIN_KEY = "root-ca.pem", "kirk.pem", "kirk-key.
 # 2.x: Maven Central serves everything (neural-search and the security plugin too); the integ-test zip carries
 # no modules but transport, so lang-painless and analysis-common are fetched and laid out beside it.
 # 3.x: the integ-test zip ships all its modules; Maven Central serves k-NN but not neural-search (nor the ml-commons
-# client it needs) and not the security plugin: neural-search comes as a zip built from its source tag, and so does
-# the security plugin (security-3/ beside this file: build.sh, Maven only; `make opensearch-security-3`).
+# client it needs) and not the security plugin: each comes as a zip built from its source tag by a folder beside this
+# file (build.sh, Maven only): neural-search-3/ (`make opensearch-neural-search-3`) and security-3/
+# (`make opensearch-security-3`), into cache_dir().
 NEURAL_SEARCH_FROM_CENTRAL = MAJOR < 3
 MODULES_IN_DISTRIBUTION = MAJOR >= 3
 SECURITY_PLUGIN_FROM_CENTRAL = MAJOR < 3
+NEURAL_SEARCH_PLUGIN = "opensearch-neural-search"  # the name in neural-search's plugin descriptor
+NEURAL_SEARCH_RECIPE = Path(__file__).with_name("neural-search-3")  # build.sh, the poms, the source archives, README.md
+NEURAL_SEARCH_ZIP_COMMAND = "make opensearch-neural-search-3"  # runs NEURAL_SEARCH_RECIPE/build.sh into cache_dir()
 SECURITY_RECIPE = Path(__file__).with_name("security-3")  # build.sh, the poms, the source archive, README.md
 SECURITY_ZIP_COMMAND = "make opensearch-security-3"  # runs SECURITY_RECIPE/build.sh into cache_dir()
 MIN_JAVA = 21 if MAJOR >= 3 else 11
-SHARED_PLUGINS = Path(__file__).resolve().parents[3].parent / "shared" / "opensearch-3"  # ../shared beside the repo
-KNOWN_ZIPS = {  # the zips this project's machine keeps in ../shared/opensearch-3: file name -> sha256
-    "opensearch-neural-search-3.5.0.0.zip": "fb030cea93cf6ac0839d835a0914e904ee3fcc924a08a25289153f8dd150bb65",
+# What each recipe's build.sh makes (its README's table; the same bytes on every rebuild with the same javac,
+# Temurin 25 here): file name -> sha256. A zip built otherwise is used through the plugin's environment variable.
+KNOWN_NEURAL_SEARCH_ZIPS = {
+    "opensearch-neural-search-3.5.0.0.zip": "4d099b57f5c881f7abc726c1b2a34983bad4e621939a0b7930701d0005ba0e0b",
 }
-# What SECURITY_RECIPE/build.sh makes (its README's table; the same bytes on every rebuild with the same javac,
-# Temurin 25 here): file name -> sha256. A zip built otherwise is used through OPENSEARCH_SECURITY_ZIP.
 KNOWN_SECURITY_ZIPS = {
     "opensearch-security-3.5.0.0.zip": "b2bc5ba567a2abeea9092ee2830c8a182b5cb081ae1d06fc6095df936a0a7db0",
 }
+
+
+@dataclass(frozen=True)
+class PluginFromSource:
+    """A plugin a 3.x node needs and Maven Central does not serve: its zip comes from `variable`, else from what
+    `command` (recipe/build.sh) built into cache_dir(), its sha256 one of `known`."""
+    plugin: str  # the name its descriptor must give
+    title: str  # how messages call it
+    variable: str  # the environment variable naming another zip (no sha256 check)
+    recipe: Path
+    command: str
+    known: dict[str, str]
+    from_central: bool  # this VERSION takes it from Maven Central instead
+
+    def default_zip(self) -> Path:
+        return cache_dir() / f"{self.plugin}-{PLUGIN_VERSION}.zip"
+
+
+NEURAL_SEARCH_FROM_SOURCE = PluginFromSource(
+    NEURAL_SEARCH_PLUGIN, "the neural-search plugin", "OPENSEARCH_NEURAL_SEARCH_ZIP", NEURAL_SEARCH_RECIPE,
+    NEURAL_SEARCH_ZIP_COMMAND, KNOWN_NEURAL_SEARCH_ZIPS, NEURAL_SEARCH_FROM_CENTRAL)
+SECURITY_FROM_SOURCE = PluginFromSource(
+    SECURITY_PLUGIN, "the security plugin", "OPENSEARCH_SECURITY_ZIP", SECURITY_RECIPE, SECURITY_ZIP_COMMAND,
+    KNOWN_SECURITY_ZIPS, SECURITY_PLUGIN_FROM_CENTRAL)
 
 
 class NodeUnavailable(Exception):
@@ -128,26 +156,46 @@ def java_home() -> Path:
                           "or set OPENSEARCH_JAVA_HOME")
 
 
-def neural_search_zip() -> Path:
-    """The neural-search plugin zip of a 3.x node: OPENSEARCH_NEURAL_SEARCH_ZIP, else the one this project's machine
-    keeps in ../shared/opensearch-3/ (its sha256 checked). Either must be the plugin at PLUGIN_VERSION."""
-    name = f"opensearch-neural-search-{PLUGIN_VERSION}.zip"
-    configured = os.environ.get("OPENSEARCH_NEURAL_SEARCH_ZIP")
-    if configured:
-        archive = Path(configured)
-        if not archive.is_file():
-            raise NodeUnavailable(f"OPENSEARCH_NEURAL_SEARCH_ZIP={configured}: no such file")
-    else:
-        archive = SHARED_PLUGINS / name
-        if not archive.is_file():
-            raise NodeUnavailable(
-                f"OpenSearch {VERSION} needs the neural-search plugin {PLUGIN_VERSION}, which Maven Central does not "
-                f"serve: set OPENSEARCH_NEURAL_SEARCH_ZIP to its zip, or put it at {archive}")
-        wanted = KNOWN_ZIPS.get(name)
-        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-        if wanted is not None and digest != wanted:
-            raise NodeUnavailable(f"{archive}: sha256 {digest}, expected {wanted} (see its README)")
-    _check_plugin_descriptor(archive, "neural-search")
+def plugin_from_source_zip(source: PluginFromSource) -> Path:
+    """The zip of a plugin Maven Central does not serve for 3.x: the one source.variable names, else the one
+    source.recipe/build.sh put at source.default_zip() (`source.command`; its sha256 checked). Either must be that
+    plugin for VERSION."""
+    configured = os.environ.get(source.variable)
+    archive = _configured_zip(source, configured) if configured else _built_zip(source)
+    descriptor = plugin_descriptor(archive)
+    if descriptor.get("name") != source.plugin:
+        raise NodeUnavailable(f"{archive} is the plugin {descriptor.get('name')}, not {source.plugin}")
+    if descriptor.get("opensearch.version") != VERSION:
+        raise NodeUnavailable(f"{archive} is {source.plugin} for OpenSearch {descriptor.get('opensearch.version')}, "
+                              f"not {VERSION}")
+    return archive
+
+
+def _configured_zip(source: PluginFromSource, configured: str) -> Path:
+    archive = Path(configured)
+    if not archive.is_file():
+        raise NodeUnavailable(f"{source.variable}={configured}: no such file")
+    return archive
+
+
+def _built_zip(source: PluginFromSource) -> Path:
+    archive = source.default_zip()
+    wanted = source.known.get(archive.name)
+    where = f"tests/support/opensearch/{source.recipe.name}"
+    if wanted is None:
+        raise NodeUnavailable(
+            f"{source.title} {PLUGIN_VERSION} is not on Maven Central, and {source.recipe.name}/build.sh builds only "
+            f"{', '.join(sorted(source.known))}: set {source.variable} to an {source.plugin} zip for OpenSearch "
+            f"{VERSION}")
+    if not archive.is_file():
+        raise NodeUnavailable(
+            f"OpenSearch {VERSION} needs {source.title} {PLUGIN_VERSION}, which Maven Central does not serve: build it "
+            f"with `{source.command}` ({where}/build.sh, Maven only; it puts the zip at {archive}), or set "
+            f"{source.variable} to its zip")
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if digest != wanted:
+        raise NodeUnavailable(f"{archive}: sha256 {digest}, expected {wanted} (see {where}/README.md; "
+                              f"`{source.command}` builds it again)")
     return archive
 
 
@@ -162,50 +210,21 @@ def plugin_descriptor(archive: Path) -> dict[str, str]:
             (line.partition("=") for line in text.splitlines() if not line.startswith("#"))}
 
 
-def _check_plugin_descriptor(archive: Path, what: str) -> None:
-    descriptor = plugin_descriptor(archive)
-    if descriptor.get("opensearch.version") != VERSION:
-        raise NodeUnavailable(f"{archive} is {what} for OpenSearch {descriptor.get('opensearch.version')}, "
-                              f"not {VERSION}")
+def neural_search_zip() -> Path:
+    """The neural-search plugin zip of a 3.x node (Maven Central serves none): OPENSEARCH_NEURAL_SEARCH_ZIP, else the
+    one `make opensearch-neural-search-3` built into the cache directory (plugin_from_source_zip)."""
+    return plugin_from_source_zip(NEURAL_SEARCH_FROM_SOURCE)
 
 
 def default_security_zip() -> Path:
     """Where `make opensearch-security-3` puts the security plugin zip of a 3.x node (the cache directory)."""
-    return cache_dir() / f"{SECURITY_PLUGIN}-{PLUGIN_VERSION}.zip"
+    return SECURITY_FROM_SOURCE.default_zip()
 
 
 def security_plugin_zip() -> Path:
     """The security plugin zip of a 3.x node (Maven Central serves none): OPENSEARCH_SECURITY_ZIP, else the one
-    SECURITY_RECIPE/build.sh put at default_security_zip() (`make opensearch-security-3`; its sha256 checked).
-    Either must be the plugin for VERSION."""
-    configured = os.environ.get("OPENSEARCH_SECURITY_ZIP")
-    if configured:
-        archive = Path(configured)
-        if not archive.is_file():
-            raise NodeUnavailable(f"OPENSEARCH_SECURITY_ZIP={configured}: no such file")
-    else:
-        archive = default_security_zip()
-        wanted = KNOWN_SECURITY_ZIPS.get(archive.name)
-        if wanted is None:
-            raise NodeUnavailable(
-                f"the security plugin {PLUGIN_VERSION} is not on Maven Central, and {SECURITY_RECIPE.name}/build.sh "
-                f"builds only {', '.join(sorted(KNOWN_SECURITY_ZIPS))}: set OPENSEARCH_SECURITY_ZIP to an "
-                f"{SECURITY_PLUGIN} zip for OpenSearch {VERSION}")
-        if not archive.is_file():
-            raise NodeUnavailable(
-                f"OpenSearch {VERSION} needs the security plugin {PLUGIN_VERSION}, which Maven Central does not serve: "
-                f"build it with `{SECURITY_ZIP_COMMAND}` (tests/support/opensearch/{SECURITY_RECIPE.name}/build.sh, "
-                f"Maven only; it puts the zip at {archive}), or set OPENSEARCH_SECURITY_ZIP to its zip")
-        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-        if digest != wanted:
-            raise NodeUnavailable(f"{archive}: sha256 {digest}, expected {wanted} (see "
-                                  f"tests/support/opensearch/{SECURITY_RECIPE.name}/README.md; "
-                                  f"`{SECURITY_ZIP_COMMAND}` builds it again)")
-    descriptor = plugin_descriptor(archive)
-    if descriptor.get("name") != SECURITY_PLUGIN:
-        raise NodeUnavailable(f"{archive} is the plugin {descriptor.get('name')}, not {SECURITY_PLUGIN}")
-    _check_plugin_descriptor(archive, SECURITY_PLUGIN)
-    return archive
+    `make opensearch-security-3` built into the cache directory (plugin_from_source_zip)."""
+    return plugin_from_source_zip(SECURITY_FROM_SOURCE)
 
 
 def security_plugin_missing() -> str | None:
