@@ -144,7 +144,7 @@ print(json.dumps(out))
 
 
 def peer_call(fact: dict) -> dict:
-    """The side-by-side's qdrant-store arguments for a fact (bench/peers/harness.py, class Qdrant)."""
+    """The side-by-side's qdrant-store arguments for a fact (bench/peers/servers.py, class Qdrant)."""
     return {"information": fact["text"], "metadata": {"title": fact["title"], "kind": fact["kind"],
                                                       "tags": fact["tags"]}}
 

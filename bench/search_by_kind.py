@@ -24,7 +24,7 @@ KINDS = ("paraphrase", "offtopic")
 
 
 def percentile(values: list[float], p: float) -> float:
-    """Linear interpolation between closest ranks: bench/peers/harness.py's own `pct`, so `all` matches its search_ms_p50."""
+    """Linear interpolation between closest ranks: bench/peers/measure.py's `pct`, so `all` matches its search_ms_p50."""
     ordered = sorted(values)
     k = (len(ordered) - 1) * p / 100
     low = int(k)

@@ -22,14 +22,9 @@ import argparse
 import asyncio
 import json
 import os
-import re
-import shlex
-import signal
-import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -40,239 +35,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
+from measure import RssSampler, free_port, pct, stop, wait_port  # noqa: E402
+from servers import PEERS, text_of  # noqa: E402
 
 BASE = Path(os.environ.get("BASE") or Path(os.environ.get("TMPDIR", "/tmp")) / "peers-bench")
-
-
-# ----------------------------------------------------------------------------- peers
-class Peer:
-    name = "?"
-    transport = "?"
-
-    def __init__(self, a):
-        self.a = a
-
-    def server_cmd(self, run_dir, port):  # (argv, env), or None for a server already running at --port
-        return None
-
-    def url(self, port):
-        return f"http://127.0.0.1:{port}/mcp"
-
-    def headers(self):
-        return {}
-
-    def write_call(self, f):
-        raise NotImplementedError
-
-    def search_call(self, q, limit):
-        raise NotImplementedError
-
-    def write_ok(self, r):
-        return not r.is_error
-
-    def parse_search(self, r):
-        """-> (returned, matched or None, text of the payload used to find the target)."""
-        raise NotImplementedError
-
-
-def _text(r):
-    return "\n".join(getattr(c, "text", "") or "" for c in (r.content or []))
-
-
-class MMS(Peer):
-    name, transport = "mcp-memory-service", "streamable-http (memory server --streamable-http)"
-
-    def server_cmd(self, run_dir, port):
-        b = Path(self.a.base)
-        env = dict(os.environ)
-        env.update({
-            # ONNX all-MiniLM-L6-v2 is looked up under $HOME/.cache/mcp_memory/onnx_models
-            "HOME": str(b / "models" / "mms-home"),
-            "MCP_MEMORY_BASE_DIR": str(run_dir / "data"),
-            "MCP_MEMORY_STORAGE_BACKEND": "sqlite_vec",
-            "MCP_MEMORY_ONNX_ALLOW_DOWNLOAD": "0",
-            "MCP_MDNS_ENABLED": "false",
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-            "LOG_LEVEL": "WARNING",
-        })
-        argv = [str(b / "venv-mms" / "bin" / "memory"), "server", "--streamable-http",
-                "--sse-host", "127.0.0.1", "--sse-port", str(port)]
-        return argv, env
-
-    # its memory_type must come from its ontology; nearest types for our four kinds
-    TYPES = {"preference": "preference_signal", "decision": "decision", "project": "planning",
-             "reference": "reference"}
-
-    def write_call(self, f):
-        return "memory_store", {"content": f["text"],
-                                "metadata": {"tags": ",".join(f["tags"] + [f["kind"]]),
-                                             "type": self.TYPES.get(f["kind"], "note")}}
-
-    def write_ok(self, r):
-        return not r.is_error and "rror" not in _text(r)[:40]
-
-    def search_call(self, q, limit):
-        return "memory_search", {"query": q, "mode": self.a.search_mode or "hybrid", "limit": limit}
-
-    def parse_search(self, r):
-        t = _text(r)
-        m = re.search(r"Found (\d+) memories", t)
-        n = int(m.group(1)) if m else (0 if "No memories found" in t else -1)
-        return n, None, t
-
-
-class Qdrant(Peer):
-    name, transport = "mcp-server-qdrant (local mode)", "streamable-http (mcp-server-qdrant --transport streamable-http)"
-
-    def server_cmd(self, run_dir, port):
-        b = Path(self.a.base)
-        env = dict(os.environ)
-        env.update({
-            "QDRANT_LOCAL_PATH": str(run_dir / "data"),  # embedded qdrant-client, no Qdrant server
-            "COLLECTION_NAME": "bench",
-            "EMBEDDING_MODEL": "sentence-transformers/all-MiniLM-L6-v2",  # its default
-            "FASTEMBED_CACHE_PATH": str(b / "models" / "fastembed"),
-            "HF_HUB_OFFLINE": "1",
-            "FASTMCP_SERVER_HOST": "127.0.0.1", "FASTMCP_SERVER_PORT": str(port),
-        })
-        return [str(b / "venv-qdrant" / "bin" / "mcp-server-qdrant"), "--transport", "streamable-http"], env
-
-    def write_call(self, f):
-        return "qdrant-store", {"information": f["text"],
-                                "metadata": {"title": f["title"], "kind": f["kind"], "tags": f["tags"]}}
-
-    def search_call(self, q, limit):  # limit is the server's QDRANT_SEARCH_LIMIT (default 10)
-        return "qdrant-find", {"query": q}
-
-    def parse_search(self, r):
-        t = _text(r)
-        return t.count("<entry>"), None, t
-
-
-class Product(Peer):
-    name, transport = "product", "streamable-http + bearer"
-
-    def server_cmd(self, run_dir, port):
-        if not self.a.server_cmd:
-            return None
-        argv = shlex.split(self.a.server_cmd.format(run_dir=run_dir, port=port, base=self.a.base))
-        return argv, dict(os.environ)
-
-    def url(self, port):
-        return self.a.url.format(port=port)
-
-    def headers(self):
-        return {"Authorization": f"Bearer {self.a.token}"} if self.a.token else {}
-
-    def write_call(self, f):
-        return "memory_write", {"title": f["title"], "text": f["text"], "kind": f["kind"],
-                                "tags": f["tags"]}
-
-    def search_call(self, q, limit):
-        return "memory_search", {"query": q, "limit": limit}
-
-    def parse_search(self, r):
-        sc = r.structured_content or {}
-        if "result" in sc and isinstance(sc["result"], dict):
-            sc = sc["result"]
-        facts = sc.get("facts", [])
-        return sc.get("returned_count", len(facts)), sc.get("matched_count"), json.dumps(facts)
-
-
-PEERS = {"mms": MMS, "qdrant": Qdrant, "product": Product}
-
-
-# ----------------------------------------------------------------------------- measuring
-class RssSampler(threading.Thread):
-    """Samples the RSS of a process tree (sum) until stopped."""
-
-    def __init__(self, root_pid):
-        super().__init__(daemon=True)
-        self.root = psutil.Process(root_pid)
-        self.peak = 0
-        self.stop_ev = threading.Event()
-        self.pids = {root_pid}
-
-    def tree(self):
-        try:
-            procs = [self.root] + self.root.children(recursive=True)
-        except psutil.Error:
-            return []
-        return procs
-
-    def run(self):
-        while not self.stop_ev.is_set():
-            total = 0
-            for p in self.tree():
-                try:
-                    total += p.memory_info().rss
-                    self.pids.add(p.pid)
-                except psutil.Error:
-                    pass
-            self.peak = max(self.peak, total)
-            self.stop_ev.wait(0.2)
-
-    def hwm(self):
-        """Kernel peak RSS (VmHWM) summed over the tree's live processes, in bytes."""
-        s = 0
-        for p in self.tree():
-            try:
-                for line in Path(f"/proc/{p.pid}/status").read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        s += int(line.split()[1]) * 1024
-            except OSError:
-                pass
-        return s
-
-    def cpu_idle_wait(self, max_s=180, threshold=10.0):
-        """Wait until the tree uses < threshold % CPU over a second; return seconds waited."""
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < max_s:
-            procs = self.tree()
-            for p in procs:
-                try:
-                    p.cpu_percent(None)
-                except psutil.Error:
-                    pass
-            time.sleep(1.0)
-            tot = 0.0
-            for p in procs:
-                try:
-                    tot += p.cpu_percent(None)
-                except psutil.Error:
-                    pass
-            if tot < threshold:
-                break
-        return time.perf_counter() - t0
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    k = (len(xs) - 1) * p / 100
-    f = int(k)
-    c = min(f + 1, len(xs) - 1)
-    return xs[f] + (xs[c] - xs[f]) * (k - f)
-
-
-def wait_port(port, proc, timeout):
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < timeout:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode} before listening")
-        with socket.socket() as s:
-            s.settimeout(0.5)
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return time.perf_counter() - t0
-        time.sleep(0.2)
-    raise RuntimeError(f"port {port} not open after {timeout}s")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def one_rep(peer, a, n, rep, facts, queries):
@@ -345,7 +111,7 @@ async def one_rep(peer, a, n, rep, facts, queries):
                 if not peer.write_ok(r):
                     errors += 1
                     if first_err is None:
-                        first_err = _text(r)[:300]
+                        first_err = text_of(r)[:300]
                 if a.progress and (i + 1) % a.progress == 0:
                     el = time.perf_counter() - t_all
                     print(f"  [{a.peer} n={n} r{rep}] {i + 1} writes, {((i + 1) / el):.1f}/s", flush=True)
@@ -401,24 +167,6 @@ async def one_rep(peer, a, n, rep, facts, queries):
     if not a.keep_data:
         subprocess.run(["rm", "-rf", str(run_dir / "data")], check=False)
     return rec
-
-
-def stop(proc):
-    """Stop the server we started: SIGTERM to its process group (we made it leader), then KILL."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(5)
 
 
 def main():

@@ -191,7 +191,7 @@ def test_search_by_kind_splits_the_side_by_sides_queries(tmp_path: Path) -> None
     (tmp_path / "bare.jsonl").write_text(json.dumps({"peer": "product", "n": 1000, "rep": 1}))
     done = subprocess.run([sys.executable, "bench/search_by_kind.py", str(tmp_path / "bare.jsonl")], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "--keep-queries" in done.stderr
+    assert done.returncode != 0 and "KEEP_QUERIES=1" in done.stderr
 
 
 def test_gaps_bench_runs() -> None:
