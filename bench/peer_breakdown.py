@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench.breakdown import measure, report  # noqa: E402
 from bench.lib.corpus import FactMaker, make_queries  # noqa: E402
 from bench.lib.waiting import until  # noqa: E402
+from bench.peers.servers import Qdrant  # noqa: E402
 import service  # noqa: E402
 
 # Runs under the peer's python: timers first, then its own server, as `mcp-server-qdrant --transport
@@ -144,9 +145,9 @@ print(json.dumps(out))
 
 
 def peer_call(fact: dict) -> dict:
-    """The side-by-side's qdrant-store arguments for a fact (bench/peers/servers.py, class Qdrant)."""
-    return {"information": fact["text"], "metadata": {"title": fact["title"], "kind": fact["kind"],
-                                                      "tags": fact["tags"]}}
+    """The side-by-side's qdrant-store arguments for a fact."""
+    _, arguments = Qdrant(None).write_call(fact)
+    return arguments
 
 
 def free_port() -> int:

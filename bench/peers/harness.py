@@ -66,9 +66,7 @@ async def one_rep(peer, a, n, rep, facts, queries):
         rec["server_pid"] = proc.pid
         wait_port(port, proc, a.start_timeout)
         rec["port_open_s"] = round(time.perf_counter() - t0, 2)
-        target = peer.url(port)
-    else:  # our service, already running at --port
-        target = peer.url(port)
+    target = peer.url(port)  # started above, or our service already running at --port
     sampler = None
     try:
         http = httpx2.AsyncClient(headers=peer.headers(), timeout=httpx2.Timeout(30, read=600))

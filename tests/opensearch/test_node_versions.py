@@ -93,18 +93,24 @@ def test_the_neural_search_recipe_names_its_source_archives_and_zip() -> None:
     assert os.access(settings.NEURAL_SEARCH_RECIPE / "build.sh", os.X_OK)
 
 
+def built_descriptor(archive: Path, known: dict[str, str], readme: Path) -> dict[str, str | None]:
+    """A built plugin zip's sha256 is the one settings and its recipe's README name; then what its descriptor says
+    of the fields a node loads it by."""
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert digest == known[archive.name]
+    assert digest in readme.read_text(encoding="utf-8")
+    descriptor = settings.plugin_descriptor(archive)
+    return {key: descriptor.get(key) for key in ("name", "version", "opensearch.version", "java.version", "classname",
+                                                 "extended.plugins")}
+
+
 @pytest.mark.skipif(not NEURAL_SEARCH_ZIP.exists() and not os.environ.get("CI"),
                     reason="the neural-search plugin zip is not built here (make opensearch-neural-search-3)")
 def test_the_built_neural_search_zip_is_the_one_its_recipe_names() -> None:
     """What `make opensearch-neural-search-3` put in the cache (CI builds it before the tests): the sha256 of the
     README, the neural-search plugin for OpenSearch 3.5.0 with the jars the README lists, ml-commons' client inside
     with its Guava relocated."""
-    digest = hashlib.sha256(NEURAL_SEARCH_ZIP.read_bytes()).hexdigest()
-    assert digest == settings.KNOWN_NEURAL_SEARCH_ZIPS[NEURAL_SEARCH_ZIP.name]
-    assert digest in NEURAL_SEARCH_README.read_text(encoding="utf-8")
-    descriptor = settings.plugin_descriptor(NEURAL_SEARCH_ZIP)
-    assert {key: descriptor.get(key) for key in ("name", "version", "opensearch.version", "java.version",
-                                                  "classname", "extended.plugins")} == {
+    assert built_descriptor(NEURAL_SEARCH_ZIP, settings.KNOWN_NEURAL_SEARCH_ZIPS, NEURAL_SEARCH_README) == {
         "name": "opensearch-neural-search", "version": "3.5.0.0", "opensearch.version": "3.5.0", "java.version": "21",
         "classname": "org.opensearch.neuralsearch.plugin.NeuralSearch",
         "extended.plugins": "opensearch-knn,transport-grpc"}
@@ -160,12 +166,7 @@ def test_the_security_recipe_names_its_source_archive_and_zip() -> None:
 def test_the_built_security_zip_is_the_one_its_recipe_names() -> None:
     """What `make opensearch-security-3` put in the cache (CI builds it before the tests): the sha256 of the README,
     the security plugin for OpenSearch 3.5.0, with the jars the README lists."""
-    digest = hashlib.sha256(SECURITY_ZIP.read_bytes()).hexdigest()
-    assert digest == settings.KNOWN_SECURITY_ZIPS[SECURITY_ZIP.name]
-    assert digest in SECURITY_README.read_text(encoding="utf-8")
-    descriptor = settings.plugin_descriptor(SECURITY_ZIP)
-    assert {key: descriptor.get(key) for key in ("name", "version", "opensearch.version", "java.version",
-                                                  "classname", "extended.plugins")} == {
+    assert built_descriptor(SECURITY_ZIP, settings.KNOWN_SECURITY_ZIPS, SECURITY_README) == {
         "name": "opensearch-security", "version": "3.5.0.0", "opensearch.version": "3.5.0", "java.version": "21",
         "classname": "org.opensearch.security.OpenSearchSecurityPlugin",
         "extended.plugins": "rule-framework,workload-management;optional=true,transport-grpc;optional=true"}

@@ -8,21 +8,8 @@
 # `mvn -o` reruns it offline (OFFLINE=1).
 set -euo pipefail
 R=$(cd "$(dirname "$0")" && pwd)
-J=${JAVA21_HOME:-$(ls -d /usr/lib/jvm/temurin-2[1-9]* /usr/lib/jvm/java-2[1-9]-* /usr/lib/jvm/temurin-[3-9][0-9]* 2>/dev/null | head -n 1 || true)}
-[ -n "$J" ] && [ -x "$J/bin/java" ] || { echo "no JDK >= 21 under /usr/lib/jvm: set JAVA21_HOME" >&2; exit 1; }
-command -v mvn >/dev/null || { echo "Maven (mvn) is not installed: apt-get install maven" >&2; exit 1; }
-export JAVA_HOME=$J
-CLEAN=
-if [ -z "${W:-}" ]; then W=$(mktemp -d); CLEAN=1; fi
-OUT=${OUT:-$W}
-mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
-[ -n "$CLEAN" ] && [ "$OUT" != "$W" ] && trap 'rm -rf "$W"' EXIT
-MVN=(mvn -B -q -Dstyle.color=never ${OFFLINE:+-o} "-Dw=$W")
-mvn_() {  # Maven, without the JDK's warnings about Maven's own Guava (sun.misc.Unsafe)
-  local rc=0; "${MVN[@]}" "$@" >"$W/mvn.log" 2>&1 || rc=$?
-  sed 's/\x1b\[[0-9;]*m//g' "$W/mvn.log" | grep -v '^$\|sun.misc.Unsafe\|Unsafe::\|^WARNING: Please consider reporting' || true; return $rc; }
+. "$R/../recipe.sh"  # JAVA_HOME, W, OUT, mvn_, t, reproducible_zip
 V=3.5.0.0; ZIP=opensearch-neural-search-$V.zip
-t() { echo "[$(date +%T)] $*"; }
 # fetched/ too: the dependency plugin's unpack markers there would skip a second unpack into an emptied dist/.
 rm -rf "$W/src" "$W/build" "$W/dist" "$W/fetched" "$W/zip"; mkdir -p "$W/src/ml-commons" "$W/src/neural-search" "$W/zip"
 t "sources (git archives of the tags $V)"
@@ -49,18 +36,6 @@ custom.foldername=
 extended.plugins=opensearch-knn,transport-grpc
 has.native.controller=false
 D
-# A reproducible zip: sorted entries, one timestamp, one mode.
-python3 - "$Z" "$OUT/$ZIP" <<'PY'
-import os, sys, zipfile
-root, target = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(target + ".part", "w", zipfile.ZIP_DEFLATED) as zf:
-    for name in sorted(os.listdir(root)):
-        info = zipfile.ZipInfo(name, (1980, 2, 1, 0, 0, 0))
-        info.external_attr = 0o644 << 16
-        info.compress_type = zipfile.ZIP_DEFLATED
-        with open(os.path.join(root, name), "rb") as f:
-            zf.writestr(info, f.read())
-os.replace(target + ".part", target)
-PY
+reproducible_zip "$Z" "$OUT/$ZIP"
 t "done: $OUT/$ZIP ($(ls "$Z"/*.jar | wc -l) jars)"
 sha256sum "$OUT/$ZIP"
