@@ -15,8 +15,10 @@ everything is also reported on the other half and overall:
 - the ranker: a linear score per candidate, fitted listwise (bench/lib/fitting.py) on the answerable questions'
   matched candidates, relevant = facts whose evidence turns meet the question's -- on observations and turns
   (locomo.RANKER_STORES) and the labelled set; `--gate-only` keeps the shipped ranker instead;
-- the gate: logistic regression over the query's numbers (of every store: bare turns too, where a question
-  about a person meets turns that never name anyone), answerable questions against off-topic ones, then
+- the gate: logistic regression over the query's numbers (features.QUERY; the closest cosine is read above the
+  store's off-topic level, service/domain/ranking/level.py, which each profile's first search measures: the
+  collection prints it per store) of every store (bare turns too, where a question about a person meets turns
+  that never name anyone), answerable questions against off-topic ones, then
   shifted so that no store's fit half loses more than 1 % of its answerable questions to it (a store with
   fewer than 100 loses none), and the labelled set of bench/data/retrieval (a curated store, the regression
   guard: its fit half is fitted on like the others) none of its answerable ones at all -- honesty must not cost
@@ -83,7 +85,7 @@ def collect(services: Any, store: str, conversations: list[locomo.Conversation],
                 halves[question.text] if halves[question.text] == conversation.half else "")
             out.append(Searched(store, half, question, staged, found.matched_count))
         print(f"  {store} conversation {conversation.index}: {len(conversation.facts)} facts, "
-              f"{len(asked)} questions", flush=True)
+              f"{len(asked)} questions, off-topic level {services.search.levels.last(profile.id):.3f}", flush=True)
     return out
 
 
@@ -101,7 +103,8 @@ def collect_labelled(services: Any) -> list[Searched]:
     for i, question in enumerate(asked):
         found, staged = services.search.candidates(profile, question.text, limit=10)
         out.append(Searched("labelled", "fit" if i % 2 == 0 else "report", question, staged, found.matched_count))
-    print(f"  labelled set: {len(uid_of)} facts, {len(asked)} questions", flush=True)
+    print(f"  labelled set: {len(uid_of)} facts, {len(asked)} questions, "
+          f"off-topic level {services.search.levels.last(profile.id):.3f}", flush=True)
     return out
 
 

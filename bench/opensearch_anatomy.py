@@ -22,7 +22,9 @@ k), and the radial HNSW search that would have to give the count (`knn` with min
 the exact answer -- the same cosines above the threshold in its top list, the same count -- is printed beside.
 
 and prints, for each, the client-side median (the opensearch-py call, as the service makes it) and the median
-of OpenSearch's own `took`. Figures are printed, never asserted; the machine is shared, so compare the rows of
+of OpenSearch's own `took`; and what measuring the store's off-topic level costs (SearchBackend.closest: the
+probe questions as one `_msearch` of exact searches, which a profile's first search in a process pays, and
+a search after its facts changed by a tenth). Figures are printed, never asserted; the machine is shared, so compare the rows of
 one run, not runs with each other. The deployment prefix is removed at the end.
 """
 
@@ -40,6 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from bench.lib import opensearch  # noqa: E402
@@ -49,6 +52,7 @@ from bench.lib.seeding import seed_facts, store_dir  # noqa: E402
 from service.config import Settings  # noqa: E402
 from service.container import build_services  # noqa: E402
 from service.domain.ports import SearchRequest  # noqa: E402
+from service.domain.ranking import level  # noqa: E402
 from service.search.opensearch.documents import routing  # noqa: E402
 from service.search.opensearch.queries import Space, cosine_to_score, score_to_cosine  # noqa: E402
 from service.search.opensearch.searcher import Searcher  # noqa: E402
@@ -213,6 +217,15 @@ def main(argv: list[str] | None = None) -> int:
                           f"answered without it); backend.search p50 {statistics.median(served_ms):.2f} ms")
             if not hybrid:
                 raise SystemExit("no query reached the hybrid query: raise --queries")
+            probes = np.stack([services.embedder.embed_query(q) for q in level.probes()])
+            level_ms = []
+            for _ in range(args.rounds * 4 + 1):  # the first warms the node
+                started = time.perf_counter()
+                backend.closest(profile.id, profile.name, probes)
+                level_ms.append((time.perf_counter() - started) * 1000)
+            console.print(f"  measuring the store's off-topic level ({len(probes)} probe questions, one _msearch of "
+                          f"exact searches; once per profile and process, again when its facts change by a tenth): "
+                          f"p50 {statistics.median(level_ms[1:]):.1f} ms")
             measure(backend.client, searcher.index, hybrid, 1)  # warm-up, not counted
             figures = measure(backend.client, searcher.index, hybrid, args.rounds)
             exact = exactness(backend.client, searcher.index, hybrid)

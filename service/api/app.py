@@ -89,14 +89,15 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
 
 def _warm_in_background(services: Services) -> None:
-    """Let the search backend build its in-process indexes while the server already answers."""
+    """Let the search backend build its in-process indexes, and the search embed the probe questions of the
+    stores' off-topic level (service.domain.ranking.level), while the server already answers."""
     warm = services.backend.capabilities.warm
-    if warm is None:
-        return
 
     def run() -> None:
         try:
-            warm()
+            if warm is not None:
+                warm()
+            services.search.warm_levels()
         except Exception:  # warming is an optimisation; a failure shows up again on the first search
             log.exception("warming the search index failed")
 

@@ -20,9 +20,10 @@ from service.domain.embed_gate import EmbedGate
 from service.domain.hits import facts_of
 from service.domain.late import Embedding
 from service.domain.ranking import features, stage
+from service.domain.ranking.level import StoreLevels
 from service.domain.ranking.weights import Weights, shipped
 from service.domain.models import Fact, ScoredFact, SearchOutcome
-from service.errors import EmbeddingUnavailable, InvalidInput
+from service.errors import BackendUnavailable, EmbeddingUnavailable, InvalidInput
 from service.domain.ports import Embedder, Hit, Pool, SearchBackend, SearchHits, SearchRequest
 from service.domain.profiles import ProfileRef
 from service.domain.ports.canonical import CanonicalStore
@@ -64,6 +65,9 @@ class SearchService:
         self.gate = gate or EmbedGate(embedder)
         self.embedder_wait_s = embedder_wait_s  # how long a search waits for a model still loading
         self._weights = weights  # the second ranking stage's (service.domain.ranking); None: the shipped ones
+        # the probes in one batch (one call to a remote embedder), as facts are: unit vectors, like a query's
+        self.levels = StoreLevels(lambda texts: np.stack([e.vector for e in embedder.embed_facts(texts)]),
+                                  backend.closest)
         # One thread: the model serialises encodes anyway. A search's backend runs its lexical pass
         # while the query is embedded here (both release the GIL), then waits for the vector.
         self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
@@ -74,6 +78,12 @@ class SearchService:
 
     def close(self) -> None:
         self._embedding.shutdown(wait=True)
+
+    def warm_levels(self) -> None:
+        """Embed the probe questions of the stores' off-topic level now (`memory serve` does, in the
+        background), so that no search waits for them."""
+        if self.embedder.enabled:
+            self.levels.warm()
 
     def prefetch(self, query: object) -> None:
         """Start embedding a search's query as soon as the call is known, before the MCP layer has framed
@@ -120,7 +130,7 @@ class SearchService:
         request, embedding = self._request(profile, query, limit, kind, tags, window.parse(since, until))
         found = self.backend.search(request)
         if found.pool is not None:
-            found = self._ranked(self._staged(profile, request.query, embedding, found.pool), found, request.limit)
+            found = self._ranked(self._staged(profile, request, embedding, found.pool), found, request.limit)
         scored = self.hydrate(profile, found)
         latency_ms = (time.perf_counter() - started) * 1000.0
         query_id = self.query_log.record(
@@ -144,7 +154,7 @@ class SearchService:
         ranking it or logging the search (bench/fit_ranking.py fits the stage's weights on these)."""
         request, embedding = self._request(profile, query, limit, kind, tags, window.ANY)
         found = self.backend.search(request)
-        return found, None if found.pool is None else self._staged(profile, request.query, embedding, found.pool)
+        return found, None if found.pool is None else self._staged(profile, request, embedding, found.pool)
 
     def _request(self, profile: ProfileRef, query: str, limit: int, kind: str | None, tags: list[str] | None,
                  scope: window.Window) -> tuple[SearchRequest, Callable[[], Embedding | None] | None]:
@@ -159,15 +169,26 @@ class SearchService:
         )
         return request, embedding
 
-    def _staged(self, profile: ProfileRef, query: str, embedding: Callable[[], Embedding | None] | None,
+    def _staged(self, profile: ProfileRef, request: SearchRequest, embedding: Callable[[], Embedding | None] | None,
                 pool: Pool) -> Staged:
         """The pool with its facts (a candidate the store no longer has is left out) and the query as the second
-        stage reads them."""
+        stage reads them, with the store's off-topic level when there is anything to weigh."""
         facts = facts_of(self.store, profile.id, pool.candidates)
         kept = Pool([c for c in pool.candidates if c.uid in facts], pool.scope, pool.term_df, pool.by_words)
         made = embedding() if embedding is not None else None
-        view = features.query_view(query, made.tokens if made is not None else None)
+        level = self._level(profile, request, pool) if kept.candidates else 0.0
+        view = features.query_view(request.query, made.tokens if made is not None else None, level)
         return Staged(view, kept, [facts[c.uid] for c in kept.candidates])
+
+    def _level(self, profile: ProfileRef, request: SearchRequest, pool: Pool) -> float:
+        """The store's off-topic level (service.domain.ranking.level); an unfiltered search's scope is the
+        profile's active facts, which say when to measure it again."""
+        unfiltered = request.kind is None and not request.tags and request.window == window.ANY
+        try:
+            return self.levels.level(profile.id, profile.name, pool.scope if unfiltered else None)
+        except (BackendUnavailable, EmbeddingUnavailable) as exc:
+            log.warning("searching with the last off-topic level of profile %s: %s", profile.name, exc)
+            return self.levels.last(profile.id)
 
     def _ranked(self, staged: Staged, found: SearchHits, limit: int) -> SearchHits:
         """The pool ordered by the second ranking stage (service.domain.ranking), cut to the limit; when its gate

@@ -126,9 +126,23 @@ def test_matched_candidates_come_back_best_first_the_first_scoring_1() -> None:
 
 def test_the_gate_says_memory_does_not_know() -> None:
     pool, facts = pool_of([("Thanks, that was fun", 0.33, False, True)], df=(0, 0))
-    ranked = stage.rank(model({"cosine": 1.0}, {"best_cosine": 10.0}, -5.0), features.query_view(
+    ranked = stage.rank(model({"cosine": 1.0}, {"above_level": 10.0}, -5.0), features.query_view(
         "what port does the gateway use", None), pool, facts)
     assert (ranked.knows, ranked.order) == (False, [])
+
+
+def test_the_gate_reads_the_closest_cosine_above_the_stores_level() -> None:
+    """The same turn at cosine 0.45: above a curated store's level (0.15) memory knows; in a store of small talk
+    whose level is 0.42, where unrelated questions come that close too, it does not."""
+    pool, facts = pool_of([("Usually salt and red pepper", 0.45, False, True)], df=(0, 0, 1))
+    gate = model({"cosine": 1.0}, {"above_level": 10.0}, -1.5)
+    curated = features.query_view("what is the formula of table salt", None, level=0.15)
+    chatty = features.query_view("what is the formula of table salt", None, level=0.42)
+    assert features.rows(chatty, pool, facts, late=False).query["above_level"] == pytest.approx(0.03)
+    assert stage.rank(gate, curated, pool, facts).knows
+    assert not stage.rank(gate, chatty, pool, facts).knows
+    shipped = w.shipped().gate(True)
+    assert shipped.weights[shipped.features.index("above_level")] > 0
 
 
 def test_the_gate_weighs_how_much_of_the_store_lies_near_the_query() -> None:
@@ -155,8 +169,9 @@ def test_a_fact_holding_every_term_of_the_query_is_never_vetoed() -> None:
 
 
 def test_a_chat_turn_close_by_meaning_must_be_closer_than_a_curated_fact() -> None:
-    """best_speaks: the closest fact speaks in the first person (a chat turn as said); the shipped gate weighs it
-    below 0, so the same closeness that lets a curated fact through is not enough from a chat turn."""
+    """best_speaks: the closest fact speaks in the first person (a chat turn as said); a gate that weighs it below
+    0 asks more of a chat turn than of a curated fact at the same closeness. (bench/fit_ranking.py sets it as low
+    as its budget allows; since the gate reads the store's off-topic level the budget leaves it 0.)"""
     view = features.query_view("how far is the moon", None)
     gate = model({"cosine": 1.0}, {"best_speaks": -10.0}, 5.0)
     said, facts = pool_of([("I took Luna from the shelter.", 0.42, False, True)], df=(0, 0))
@@ -165,7 +180,6 @@ def test_a_chat_turn_close_by_meaning_must_be_closer_than_a_curated_fact() -> No
     curated, facts = pool_of([("Luna came from the shelter.", 0.42, False, True)], df=(0, 0))
     assert features.rows(view, curated, facts, late=False).query["best_speaks"] == 0.0
     assert stage.rank(gate, view, curated, facts).knows
-    assert w.shipped().gate(True).weights[w.shipped().gate(True).features.index("best_speaks")] < 0
 
 
 @pytest.mark.parametrize(("text", "speaks"), [

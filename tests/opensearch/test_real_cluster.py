@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
 from service.config import Settings
 from service.container import Services, build_services, embedded_search
 from service.domain.ports import SearchRequest
+from service.domain.ranking import level
 from service.search.opensearch.backend import OpenSearchBackend
 from tests.opensearch import corpus
 from tests.opensearch.conftest import mirrored_settings, settle
@@ -68,6 +70,30 @@ def test_hybrid_counts_like_the_embedded_backend(hybrid: Services) -> None:
             assert mirror.matched_count == local.matched_count, query
             assert mirror.inactive_matched == local.inactive_matched, query
             assert {h.uid for h in mirror.hits} == {h.uid for h in local.hits}, query
+    finally:
+        embedded.close()
+
+
+def test_the_stores_off_topic_level_is_measured_alike_on_both_backends(hybrid: Services) -> None:
+    """SearchBackend.closest: each probe's closest cosine to an active fact (retired and superseded ones left
+    out, at least 0), from the cluster's exact knn_score as from the embedded matrix -- so both backends read
+    the same level (service.domain.ranking.level) and their gates decide alike."""
+    alpha, empty = hybrid.profiles.create("alpha"), hybrid.profiles.create("empty")
+    corpus.load(hybrid, alpha)
+    settle(hybrid)
+    probes = np.stack([hybrid.embedder.embed_query(q) for q in level.probes()] +
+                      [-hybrid.embedder.embed_query(corpus.FACTS[0][1])])  # nothing at cosine >= 0: 0.0
+    embedded = embedded_search(hybrid.db, hybrid.embedder, hybrid.settings)
+    try:
+        mirror, local = hybrid.backend.closest(alpha.id, "alpha", probes), embedded.closest(alpha.id, "alpha", probes)
+        assert mirror.shape == local.shape == (len(probes),) and np.allclose(mirror, local, atol=1e-5)
+        assert (local >= 0.0).all() and local[-1] == 0.0 and local[:-1].max() > 0.0
+        assert not hybrid.backend.closest(empty.id, "empty", probes).any()
+        assert not embedded.closest(empty.id, "empty", probes).any()
+        retired = np.stack([hybrid.embedder.embed_query(f"{title} {text}") for title, text, _, _ in corpus.FACTS
+                            if title in corpus.RETIRE])
+        assert np.allclose(hybrid.backend.closest(alpha.id, "alpha", retired),
+                           embedded.closest(alpha.id, "alpha", retired), atol=1e-5)
     finally:
         embedded.close()
 

@@ -17,7 +17,8 @@ from service.domain.late import MAX_TOKENS
 from service.domain.ports import Embedder
 from service.domain.redaction import RedactionService
 from service.store import vectors
-from service.store.tables import FactVector
+from service.domain.ranking import level
+from service.store.tables import FactRow, FactVector
 
 pytestmark = pytest.mark.model
 
@@ -92,6 +93,23 @@ def test_on_a_chat_store_off_topic_questions_match_nothing_and_the_chat_s_own_qu
         assert (found.matched_count, found.facts) == (0, []), off_topic
     rows = stage_services.query_log.listing(profile, 10)
     assert [r["matched_count"] for r in rows[:3]] == [0, 0, 0]  # every miss is logged as one
+
+
+def test_the_gate_reads_the_level_the_stored_vectors_give(stage_services: Services, minilm: Embedder) -> None:
+    """The store's off-topic level a search reads: the median over the probe questions of their closest cosine
+    to an active fact, as the facts' stored vectors give it (a forgotten fact left out)."""
+    uids = write_chat(stage_services)
+    profile = stage_services.profiles.get("chat")
+    stage_services.facts.forget(profile, uids[CHAT[1][1]])
+    stage_services.search.search(profile, "What did Dave find in Detroit?")
+    with stage_services.db.read() as session:
+        stored = session.execute(sa.select(FactVector.vector, FactVector.dim).join(
+            FactRow, FactRow.id == FactVector.fact_id).where(FactRow.status == "active")).all()
+    facts = np.stack([vectors.from_bytes(blob, dim) for blob, dim in stored])
+    probes = np.stack([e.vector for e in minilm.embed_facts(list(level.probes()))])
+    expected = float(np.median(np.maximum((probes @ facts.T).max(axis=1), 0.0)))
+    assert len(stored) == len(CHAT) - 1 and 0.0 < expected < 0.6
+    assert stage_services.search.levels.last(profile.id) == pytest.approx(expected, abs=1e-5)
 
 
 def test_late_interaction_reads_the_same_numbers_the_query_embedding_gives(minilm: Embedder) -> None:

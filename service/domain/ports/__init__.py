@@ -185,6 +185,11 @@ class SearchBackend(Protocol):
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
         """Active facts most similar to fact `uid` (itself excluded), above the similarity threshold."""
 
+    def closest(self, profile_id: int, profile: str, vectors: np.ndarray) -> np.ndarray:
+        """For each row of `vectors` (unit rows), its highest cosine to an active fact of the profile, at least
+        0.0 (0.0 when no active fact has a vector): what the store's off-topic level is measured with
+        (service.domain.ranking.level). Raises BackendUnavailable when it cannot answer."""
+
     def changed(self, profile_id: int, profile: str) -> None:
         """Called after a transaction that changed facts of the profile committed."""
 

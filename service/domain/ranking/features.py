@@ -31,7 +31,7 @@ CANDIDATE = ("cosine", "cosine_gap", "cosine_rank", "cosine_z", "bm25", "bm25_ra
              "neighbour_gap", "when_time", "time_words", "near_best", "locality")
 # Per query: what the gate ("does memory know?") weighs -- a few numbers, so that a gate fitted on some stores
 # holds on others (a larger one, 15 numbers, did not carry over to chats it was not fitted on: docs/benchmarks.md).
-QUERY = ("best_cosine", "meaning_share", "by_words", "known", "best_idf_coverage", "best_speaks")
+QUERY = ("above_level", "meaning_share", "by_words", "known", "best_idf_coverage", "best_speaks")
 _PLAIN = tuple(name for name in CANDIDATE if name not in LATE)
 
 _BM25_K1, _BM25_B = 1.2, 0.75
@@ -51,9 +51,10 @@ class QueryView:
     numbers: frozenset[str]
     asks_when: bool
     tokens: np.ndarray | None  # content token vectors, float32 unit rows (service.domain.late)
+    level: float = 0.0  # the store's off-topic level (service.domain.ranking.level)
 
 
-def query_view(text: str, tokens: TokenVectors | None) -> QueryView:
+def query_view(text: str, tokens: TokenVectors | None, level: float = 0.0) -> QueryView:
     terms = tuple(lexical.informative_terms(text))
     names = set()
     for word in _NAME.findall(text):
@@ -62,7 +63,7 @@ def query_view(text: str, tokens: TokenVectors | None) -> QueryView:
             names.add(folded[0])
     return QueryView(terms=terms, stems=tuple(stem(t) for t in terms), names=frozenset(names),
                      numbers=frozenset(_NUMBER.findall(text)), asks_when=bool(_WHEN.search(text)),
-                     tokens=tokens.matrix() if tokens is not None and len(tokens) else None)
+                     tokens=tokens.matrix() if tokens is not None and len(tokens) else None, level=level)
 
 
 def _rank(scores: np.ndarray) -> np.ndarray:
@@ -137,7 +138,9 @@ def rows(query: QueryView, pool: Pool, facts: Sequence[Fact], *, late: bool) -> 
         table[:, column] = f[name]
     closest = int(np.argmax(cosine))
     query_numbers = {
-        "best_cosine": best_cosine,
+        # how far the closest fact stands above the store's off-topic level: in a store of small talk a turn
+        # lies near anything, and a closest cosine that would say "known" in a curated store says nothing there
+        "above_level": best_cosine - query.level,
         # how much of what is searched lies near the query: the candidates matched by meaning (at most the pool's
         # depth) against the facts in scope. An off-topic question finds a turn or two of a large chat store at
         # the similarity floor; a question the store answers finds many.

@@ -53,6 +53,11 @@ class EmbeddedSearch:
         with index.lock:
             return self._search(index, request)
 
+    def closest(self, profile_id: int, profile: str, vectors: np.ndarray) -> np.ndarray:
+        index = self._synced(profile_id)
+        with index.lock:
+            return index.closest(vectors)
+
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
         index = self._just_written(profile_id, uid) or self._synced(profile_id)
         with index.lock:

@@ -278,6 +278,17 @@ class ProfileIndex:
         sims[~self.has_vector[: self.size]] = -np.inf
         return sims
 
+    def closest(self, vectors: np.ndarray) -> np.ndarray:
+        """Each vector's highest cosine to an active row with a vector, at least 0.0 (SearchBackend.closest)."""
+        n = self.size
+        if self.matrix is None or self.matrix.shape[1] != vectors.shape[1]:
+            return np.zeros(vectors.shape[0], dtype=np.float32)
+        usable = self.active[:n] & self.has_vector[:n]
+        if not usable.any():
+            return np.zeros(vectors.shape[0], dtype=np.float32)
+        cosines = self.matrix[:n] @ vectors.astype(np.float32, copy=False).T
+        return np.maximum(np.where(usable[:, None], cosines, 0.0).max(axis=0), 0.0).astype(np.float32)
+
     def text_of(self, row: int) -> tuple[str, str]:
         title, text = self._db.execute("SELECT title, text FROM fts WHERE rowid = ?", (row + 1,)).fetchone()
         return str(title), str(text)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import numpy as np
+
 from service import clock
 from service.config import Settings
 from service.domain.ports import Capabilities, Embedder, Hit, SearchBackend, SearchHits, SearchRequest
@@ -83,6 +85,19 @@ class OpenSearchBackend:
         self.upkeep.prepare()
         return self.searcher.search(request, dimension=self.upkeep.dimension(),
                                     pipeline_error=self.indices.pipeline_error)
+
+    def closest(self, profile_id: int, profile: str, vectors: np.ndarray) -> np.ndarray:
+        """One _msearch of exact knn_score searches (Searcher.closest); a failure is the caller's to handle
+        (it reads the profile's last level), after the mirror's health has heard of it."""
+        try:
+            self.upkeep.usable(profile_id)
+            self.upkeep.prepare()
+            if int(vectors.shape[1]) != self.upkeep.dimension():  # the index holds other vectors (`memory reindex`)
+                return np.zeros(vectors.shape[0], dtype=np.float32)
+            return self.searcher.closest(profile_id, vectors)
+        except BackendUnavailable as exc:
+            self.upkeep.failed(exc)
+            raise
 
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
         row = self.canonical.fact(profile_id, uid)

@@ -201,6 +201,13 @@ class Searcher:
             _check(responses)
         return responses
 
+    def closest(self, profile_id: int, vectors: np.ndarray) -> np.ndarray:
+        """Each vector's highest cosine to an active fact of the profile, at least 0.0 (one round trip)."""
+        answers = self._msearch(profile_id, [q.closest_fact(profile_id, v.tolist()) for v in vectors])
+        space = q.vector_space(0.0)
+        return np.array([max(0.0, q.score_to_cosine(float(a["hits"]["hits"][0]["_score"]), space))
+                         if a["hits"]["hits"] else 0.0 for a in answers], dtype=np.float32)
+
     def similar(self, profile_id: int, uid: str, limit: int, *, vector: np.ndarray | None, title: str,
                 text: str) -> list[Hit]:
         """Active facts near fact `uid`: by vector (cosine >= similar_threshold) or, without one, by words."""
