@@ -79,10 +79,11 @@ class SearchService:
     def close(self) -> None:
         self._embedding.shutdown(wait=True)
 
-    def warm_levels(self) -> None:
+    def warm_levels(self, wait_s: float = 120.0) -> None:
         """Embed the probe questions of the stores' off-topic level now (`memory serve` does, in the
-        background), so that no search waits for them."""
-        if self.embedder.enabled:
+        background), so that no search waits for them: once the model is ready (waiting for it to load up to
+        `wait_s`); a model that cannot load is left to the searches, which say why."""
+        if self.gate.usable(wait_s) and self.embedder.ready():
             self.levels.warm()
 
     def prefetch(self, query: object) -> None:

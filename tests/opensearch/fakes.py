@@ -1,6 +1,10 @@
 """A deterministic embedder for the tests with vectors: each known word is one axis, a text's vector is
 the normalised sum of its words' axes (plus a small constant, so no vector is ever zero). Similarities
-are then predictable, and both backends see exactly the same vectors."""
+are then predictable, and both backends see exactly the same vectors. Every text without a known word has the
+same vector (the constant alone) -- so do the probe questions of a store's off-topic level
+(service/domain/ranking/level.py): a fact without a known word lies at cosine 1 from all of them and puts the
+store's level at 1, where no real model would. A test that searches a store through the gate gives its facts a
+known word."""
 
 from __future__ import annotations
 
