@@ -280,16 +280,13 @@ class ProfileIndex:
 
     def closest(self, vectors: np.ndarray) -> np.ndarray:
         """Each vector's highest cosine to an active row with a vector, at least 0.0 (SearchBackend.closest)."""
-        n = self.size
-        if self.matrix is None or self.matrix.shape[1] != vectors.shape[1]:
-            return np.zeros(vectors.shape[0], dtype=np.float32)
-        usable = self.active[:n] & self.has_vector[:n]
-        if not usable.any():
-            return np.zeros(vectors.shape[0], dtype=np.float32)
-        # one matrix-vector product per vector, as a search makes: a matrix-matrix product grew the server's
-        # peak memory by ~10 MB at 10,000 facts (the BLAS's own buffers)
-        matrix = self.matrix[:n]
-        best = [float(np.where(usable, matrix @ v, 0.0).max()) for v in vectors.astype(np.float32, copy=False)]
+        # one search's similarities per vector (a matrix-matrix product grew the server's peak memory by ~10 MB at
+        # 10,000 facts: the BLAS's own buffers); rows without a vector are -inf there, inactive ones left out here
+        active = self.active[: self.size]
+        best = []
+        for vector in vectors:
+            sims = self.similarities(vector)
+            best.append(float(np.where(active, sims, 0.0).max()) if sims is not None and sims.size else 0.0)
         return np.maximum(np.array(best, dtype=np.float32), 0.0)
 
     def text_of(self, row: int) -> tuple[str, str]:

@@ -280,8 +280,7 @@ def without_vector(profile_id: int, *, kind: str | None, tags: Sequence[str], wi
 
 def closest_fact(profile_id: int, vector: Sequence[float]) -> dict[str, Any]:
     """The active fact closest to the vector, if any is at cosine >= 0 (its score: 1 + cos)."""
-    active = [profile_filter(profile_id), {"term": {"status": FactStatus.ACTIVE.value}}]
-    return {"size": 1, "_source": False, "query": knn_subquery(vector, 0.0, active)}
+    return {"size": 1, "_source": False, "query": knn_subquery(vector, 0.0, filters(profile_id, None, (), "active"))}
 
 
 def _others(profile_id: int, uid: str) -> list[dict[str, Any]]:
