@@ -22,8 +22,7 @@ everything is also reported on the other half and overall:
   shifted so that no store's fit half loses more than 1 % of its answerable questions to it (a store with
   fewer than 100 loses none), and the labelled set of bench/data/retrieval (a curated store, the regression
   guard: its fit half is fitted on like the others) none of its answerable ones at all -- honesty must not cost
-  recall; then one more weight, set rather than fitted: how much more the gate asks when the closest fact is a
-  chat turn (speaks in the first person), as much as that same budget allows (chat_turn_offset).
+  recall.
 Both come twice: with late interaction (token vectors) and without (the "plain" weights).
 
 `--unseen PATH/REALTALK/data` also writes REALTALK's chats (real chats, never fitted on) as the turn stores of
@@ -147,12 +146,8 @@ def fit(searched: list[Searched], late: bool, ranker_stores: tuple[str, ...] = l
     ranker = stored.Linear(stored.expected_features("ranker", late), mean, scale, weights, 0.0)
     rows, labels, stores = np.array(gate_rows), np.array(gate_labels), np.array(gate_stores)
     names = stored.expected_features("gate", late)
-    speaks = names.index("best_speaks")
-    fitted = [i for i in range(len(names)) if i != speaks]
-    g_mean, g_scale, g_weights, g_bias = fitting.logistic(rows[:, fitted], labels, gate_stores)
-    mean, scale, weights = np.zeros(len(names)), np.ones(len(names)), np.zeros(len(names))
-    mean[fitted], scale[fitted], weights[fitted] = g_mean, g_scale, g_weights
-    gate = stored.Linear(names, mean, scale, weights, g_bias)
+    mean, scale, weights, bias = fitting.logistic(rows, labels, gate_stores)
+    gate = stored.Linear(names, mean, scale, weights, bias)
     guarded = np.array(guard).reshape(-1, len(names))
     # shifted so that no store loses more than LOSE of its answerable questions that reach the gate (rounded
     # down: a store with fewer than 1 / LOSE of them loses none), and the labelled set none
@@ -160,9 +155,7 @@ def fit(searched: list[Searched], late: bool, ranker_stores: tuple[str, ...] = l
     for store in set(gate_stores):
         kept = np.sort(gate.score(rows[(labels == 1) & (stores == store)]))
         shift = max(shift, -float(kept[int(LOSE * len(kept))]))
-    gate = stored.Linear(names, mean, scale, weights, g_bias + shift + MARGIN)
-    weights[speaks] = chat_turn_offset(gate, rows, labels, stores, guarded, speaks)
-    return ranker, stored.Linear(names, mean, scale, weights, g_bias + shift + MARGIN)
+    return ranker, stored.Linear(names, mean, scale, weights, bias + shift + MARGIN)
 
 
 def shipped_ranker() -> tuple[stored.Linear, stored.Linear, str]:
@@ -175,30 +168,6 @@ def shipped_ranker() -> tuple[stored.Linear, stored.Linear, str]:
     how = str(was.get("ranker", f"fitted on {', '.join(was.get('stores', locomo.RANKER_STORES))} of "
                                 f"{was.get('data', '?')}")).removeprefix("kept: ")
     return late, plain, f"kept: {how}"
-
-
-def chat_turn_offset(gate: stored.Linear, rows: np.ndarray, labels: np.ndarray, stores: np.ndarray,
-                     guarded: np.ndarray, speaks: int) -> float:
-    """The gate's weight for "the closest fact speaks in the first person" (a chat turn as said, not a curated
-    fact): the lowest (at most 0) under which every store still loses no more than LOSE of its answerable
-    questions and the labelled set none. The shift above is set by the stores' hardest answerable questions,
-    found by meaning alone in a curated store; a chat turn close by meaning is weaker evidence, and this lets the
-    gate ask more of it -- as far as the same budget allows, no further."""
-    def holds(offset: float) -> bool:
-        def score(x: np.ndarray) -> np.ndarray:
-            return gate.score(x) + offset * x[:, speaks]
-        if len(guarded) and float(score(guarded).min()) < 0.0:
-            return False
-        for store in set(stores.tolist()):
-            kept = np.sort(score(rows[(labels == 1) & (stores == store)]))
-            if len(kept) and float(kept[int(LOSE * len(kept))]) < 0.0:
-                return False
-        return True
-    low, high = -100.0, 0.0  # holds(0) is true: the shift was set for it
-    for _ in range(60):
-        middle = (low + high) / 2
-        low, high = (low, middle) if holds(middle) else (middle, high)
-    return min(0.0, high + MARGIN)
 
 
 def report(searched: list[Searched], weights: stored.Weights, label: str) -> dict[str, Any]:

@@ -20,8 +20,6 @@ _TIME = re.compile(
     r"mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|january|february|march|april|may|"
     r"june|july|august|september|october|november|december|\d{4}|morning|evening|night|since|before|after|"
     r"during|earlier|later|upcoming)\b", re.IGNORECASE)
-# Someone speaking of themselves: "I" (not I/O, I-5), me, my, mine, myself -- a chat turn, not a curated fact
-_SPEAKS = re.compile(r"\b(?:i(?![/\w-])|me|my|mine|myself)\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -49,7 +47,6 @@ class FactWords:
     numbers: frozenset[str]
     time_words: bool
     asks: bool  # it holds a question (a chat turn asking something seldom holds the answer)
-    speaks: bool  # it speaks in the first person (a chat turn, as said; curated facts name their subject)
 
 
 def read_words(title: str, text: str, tags: tuple[str, ...]) -> FactWords:
@@ -61,8 +58,7 @@ def read_words(title: str, text: str, tags: tuple[str, ...]) -> FactWords:
             counts[key] = counts.get(key, 0.0) + weight
     return FactWords(stems=counts, length=len(fields[0]) + len(fields[1]),
                      words=frozenset(fields[0]) | frozenset(fields[1]) | frozenset(fields[2]),
-                     numbers=frozenset(_NUMBER.findall(text)), time_words=bool(_TIME.search(text)), asks="?" in text,
-                     speaks=bool(_SPEAKS.search(title) or _SPEAKS.search(text)))
+                     numbers=frozenset(_NUMBER.findall(text)), time_words=bool(_TIME.search(text)), asks="?" in text)
 
 
 fact_words = lru_cache(maxsize=32_768)(read_words)  # for facts no index keeps them for

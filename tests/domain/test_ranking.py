@@ -168,31 +168,6 @@ def test_a_fact_holding_every_term_of_the_query_is_never_vetoed() -> None:
     assert ranked.knows and [i for i, _ in ranked.order] == [0]
 
 
-def test_a_chat_turn_close_by_meaning_must_be_closer_than_a_curated_fact() -> None:
-    """best_speaks: the closest fact speaks in the first person (a chat turn as said); a gate that weighs it below
-    0 asks more of a chat turn than of a curated fact at the same closeness. (bench/fit_ranking.py sets it as low
-    as its budget allows; since the gate reads the store's off-topic level the budget leaves it 0.)"""
-    view = features.query_view("how far is the moon", None)
-    gate = model({"cosine": 1.0}, {"best_speaks": -10.0}, 5.0)
-    said, facts = pool_of([("I took Luna from the shelter.", 0.42, False, True)], df=(0, 0))
-    assert features.rows(view, said, facts, late=False).query["best_speaks"] == 1.0
-    assert not stage.rank(gate, view, said, facts).knows
-    curated, facts = pool_of([("Luna came from the shelter.", 0.42, False, True)], df=(0, 0))
-    assert features.rows(view, curated, facts, late=False).query["best_speaks"] == 0.0
-    assert stage.rank(gate, view, curated, facts).knows
-
-
-@pytest.mark.parametrize(("text", "speaks"), [
-    ("I took Luna from the shelter.", True), ("i think so", True), ("I'm glad", True), ("That was my idea", True),
-    ("Tim and me went", True), ("billing-api does heavy async I/O", False), ("Stuck on I-5 again", False),
-    ("Run the tests before you push", False), ("Caroline adopted a dog", False), ("i18n strings live in po/", False),
-])
-def test_a_fact_speaks_when_it_says_i_me_my_mine_or_myself(text: str, speaks: bool) -> None:
-    from service.domain.wording import read_words
-    assert read_words("", text, ()).speaks is speaks
-    assert read_words(text, "", ()).speaks is speaks
-
-
 def test_matches_by_meaning_that_only_ask_are_no_knowledge() -> None:
     asking, facts = pool_of([("Where is that? It looks gorgeous!", 0.4, False, True),
                              ("How far did you two hike?", 0.35, False, True)], df=(0, 0, 0))

@@ -31,7 +31,7 @@ CANDIDATE = ("cosine", "cosine_gap", "cosine_rank", "cosine_z", "bm25", "bm25_ra
              "neighbour_gap", "when_time", "time_words", "near_best", "locality")
 # Per query: what the gate ("does memory know?") weighs -- a few numbers, so that a gate fitted on some stores
 # holds on others (a larger one, 15 numbers, did not carry over to chats it was not fitted on: docs/benchmarks.md).
-QUERY = ("above_level", "meaning_share", "by_words", "known", "best_idf_coverage", "best_speaks")
+QUERY = ("above_level", "meaning_share", "by_words", "known", "best_idf_coverage")
 _PLAIN = tuple(name for name in CANDIDATE if name not in LATE)
 
 _BM25_K1, _BM25_B = 1.2, 0.75
@@ -136,7 +136,6 @@ def rows(query: QueryView, pool: Pool, facts: Sequence[Fact], *, late: bool) -> 
     table = np.empty((n, len(names)), dtype=np.float64)
     for column, name in enumerate(names):
         table[:, column] = f[name]
-    closest = int(np.argmax(cosine))
     query_numbers = {
         # how far the closest fact stands above the store's off-topic level: in a store of small talk a turn
         # lies near anything, and a closest cosine that would say "known" in a curated store says nothing there
@@ -148,7 +147,6 @@ def rows(query: QueryView, pool: Pool, facts: Sequence[Fact], *, late: bool) -> 
         "by_words": math.log1p(pool.by_words),
         "known": float(idf[df > 0].sum() / idf_sum) if terms and idf_sum > 0 else 0.0,
         "best_idf_coverage": float(f["idf_coverage"].max()),
-        "best_speaks": float(words[closest].speaks),
     }
     return Rows(names=names, candidates=table, query=query_numbers, bm25=bm25)
 
