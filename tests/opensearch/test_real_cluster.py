@@ -18,6 +18,7 @@ from opensearchpy import OpenSearch
 
 from service.config import Settings
 from service.container import Services, build_services, embedded_search
+from service.domain import lexical
 from service.domain.ports import SearchRequest
 from service.domain.ranking import level
 from service.search.opensearch.backend import OpenSearchBackend
@@ -70,6 +71,28 @@ def test_hybrid_counts_like_the_embedded_backend(hybrid: Services) -> None:
             assert mirror.matched_count == local.matched_count, query
             assert mirror.inactive_matched == local.inactive_matched, query
             assert {h.uid for h in mirror.hits} == {h.uid for h in local.hits}, query
+    finally:
+        embedded.close()
+
+
+def test_the_terms_a_store_holds_are_counted_alike_on_both_backends(hybrid: Services) -> None:
+    """SearchBackend.holding: how many active facts hold each term (what a search reads to embed its query
+    without the names the store never mentions, service.domain.names), the same from the cluster as from the
+    embedded index -- so both embed the same text and rank alike."""
+    alpha, empty = hybrid.profiles.create("alpha"), hybrid.profiles.create("empty")
+    corpus.load(hybrid, alpha)
+    settle(hybrid)
+    terms = list(dict.fromkeys(t for title, text, _, _ in corpus.FACTS
+                               for t in lexical.informative_terms(f"{title} {text}")))[:80] + ["zyxwvutsrq"]
+    embedded = embedded_search(hybrid.db, hybrid.embedder, hybrid.settings)
+    try:
+        mirror, local = hybrid.backend.holding(alpha.id, "alpha", terms), embedded.holding(alpha.id, "alpha", terms)
+        assert mirror == local and local[-1] == 0 and max(local) > 1
+        assert hybrid.backend.holding(empty.id, "empty", terms) == embedded.holding(empty.id, "empty", terms) \
+            == (0,) * len(terms)
+        retired = list(dict.fromkeys(t for title, text, _, _ in corpus.FACTS if title in corpus.RETIRE
+                                     for t in lexical.informative_terms(f"{title} {text}")))
+        assert hybrid.backend.holding(alpha.id, "alpha", retired) == embedded.holding(alpha.id, "alpha", retired)
     finally:
         embedded.close()
 

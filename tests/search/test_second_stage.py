@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from service.config import Settings
 from service.container import Services, build_services
+from service.domain import names
 from service.domain.late import MAX_TOKENS
 from service.domain.ports import Embedder
 from service.domain.redaction import RedactionService
@@ -95,9 +96,33 @@ def test_on_a_chat_store_off_topic_questions_match_nothing_and_the_chat_s_own_qu
     assert [r["matched_count"] for r in rows[:3]] == [0, 0, 0]  # every miss is logged as one
 
 
+def test_a_query_is_embedded_without_the_names_the_store_never_mentions(
+        stage_services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """service.domain.names: "Emi" is in no fact of the chat, so the query's vector is made without it; "Dave"
+    is (a tag, and Maria's greeting), so it stays. The counts come from the backend, active facts only."""
+    uids = write_chat(stage_services)
+    profile = stage_services.profiles.get("chat")
+    held = stage_services.backend.holding(profile.id, profile.name, ["dave", "emi", "mustang"])
+    assert held[0] >= 4 and held[1:] == (0, 1)
+    embedded: list[str] = []
+    original = stage_services.embedder.embed_query_tokens
+    monkeypatch.setattr(stage_services.embedder, "embed_query_tokens",
+                        lambda text: (embedded.append(text), original(text))[1])
+    found = stage_services.search.search(profile, "What did Emi's friend Dave fix with his brother?")
+    assert embedded[-1] == "What did friend Dave fix with his brother?"
+    assert found.facts and found.facts[0].fact.uid == uids[CHAT[1][1]]
+    stage_services.search.search(profile, "What did Dave fix?")
+    assert embedded[-1] == "What did Dave fix?"
+    stage_services.facts.forget(profile, uids[CHAT[1][1]])  # the one fact saying "Mustang"
+    assert stage_services.backend.holding(profile.id, profile.name, ["mustang"]) == (0,)
+    stage_services.search.search(profile, "Which Mustang did Dave restore?")
+    assert embedded[-1] == "Which did Dave restore?"
+
+
 def test_the_gate_reads_the_level_the_stored_vectors_give(stage_services: Services, minilm: Embedder) -> None:
-    """The store's off-topic level a search reads: the median over the probe questions of their closest cosine
-    to an active fact, as the facts' stored vectors give it (a forgotten fact left out)."""
+    """The store's off-topic level a search reads: the median over the probe questions (embedded without the
+    names the store never mentions) of their closest cosine to an active fact, as the facts' stored vectors
+    give it (a forgotten fact left out)."""
     uids = write_chat(stage_services)
     profile = stage_services.profiles.get("chat")
     stage_services.facts.forget(profile, uids[CHAT[1][1]])
@@ -106,7 +131,12 @@ def test_the_gate_reads_the_level_the_stored_vectors_give(stage_services: Servic
         stored = session.execute(sa.select(FactVector.vector, FactVector.dim).join(
             FactRow, FactRow.id == FactVector.fact_id).where(FactRow.status == "active")).all()
     facts = np.stack([vectors.from_bytes(blob, dim) for blob, dim in stored])
-    probes = np.stack([e.vector for e in minilm.embed_facts(list(level.probes()))])
+    # the probes as this store's searches embed them: without the names none of its active facts holds
+    asked = names.terms(" ".join(level.probes()))
+    held = dict(zip(asked, stage_services.backend.holding(profile.id, profile.name, asked)))
+    texts = [names.meaning_text(p, lambda terms: [held[t] for t in terms]) for p in level.probes()]
+    assert sum(t != p for t, p in zip(texts, level.probes())) >= 10  # "the Sistine Chapel", "Brazil", ...
+    probes = np.stack([e.vector for e in minilm.embed_facts(texts)])
     expected = float(np.median(np.maximum((probes @ facts.T).max(axis=1), 0.0)))
     assert len(stored) == len(CHAT) - 1 and 0.0 < expected < 0.6
     assert stage_services.search.levels.last(profile.id) == pytest.approx(expected, abs=1e-5)

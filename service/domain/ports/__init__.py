@@ -190,6 +190,11 @@ class SearchBackend(Protocol):
         0.0 (0.0 when no active fact has a vector): what the store's off-topic level is measured with
         (service.domain.ranking.level). Raises BackendUnavailable when it cannot answer."""
 
+    def holding(self, profile_id: int, profile: str, terms: list[str]) -> tuple[int, ...]:
+        """How many active facts of the profile hold each term (the lexical rule's terms, as a pool's term_df
+        counts them), in the terms' order: what a search reads to embed its query without the names the store
+        never mentions (service.domain.names). Raises BackendUnavailable when it cannot answer."""
+
     def changed(self, profile_id: int, profile: str) -> None:
         """Called after a transaction that changed facts of the profile committed."""
 

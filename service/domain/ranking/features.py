@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from service.domain import lexical
+from service.domain import names as query_names
 from service.domain.late import TokenVectors, maxsim
 from service.domain.wording import FactWords, fact_words, stem
 from service.domain.models import Fact
@@ -38,7 +39,6 @@ _BM25_K1, _BM25_B = 1.2, 0.75
 _NEAR = 2  # facts written at most this many ids apart count as written together
 _LOCALITY_SPAN = 3.0  # ids: how fast a neighbour's weight falls off
 _TOP = 3  # the best candidates the others are placed against
-_NAME = re.compile(r"[A-Z][\w'’-]*")
 _NUMBER = re.compile(r"\d+")
 _WHEN = re.compile(r"^\s*when\b|\bwhat (year|month|day|date|time)\b|\bhow long ago\b", re.IGNORECASE)
 @dataclass(frozen=True)
@@ -56,12 +56,7 @@ class QueryView:
 
 def query_view(text: str, tokens: TokenVectors | None, level: float = 0.0) -> QueryView:
     terms = tuple(lexical.informative_terms(text))
-    names = set()
-    for word in _NAME.findall(text):
-        folded = lexical.tokens(re.sub(r"['’]s$", "", word))
-        if len(folded) == 1 and folded[0] not in lexical.STOP_WORDS:
-            names.add(folded[0])
-    return QueryView(terms=terms, stems=tuple(stem(t) for t in terms), names=frozenset(names),
+    return QueryView(terms=terms, stems=tuple(stem(t) for t in terms), names=frozenset(query_names.terms(text)),
                      numbers=frozenset(_NUMBER.findall(text)), asks_when=bool(_WHEN.search(text)),
                      tokens=tokens.matrix() if tokens is not None and len(tokens) else None, level=level)
 

@@ -5,7 +5,9 @@ alone. A store of small talk has a turn near anything ("Usually salt and red pep
 salt): there a closest cosine of 0.4 says nothing; in a store of curated engineering notes it says a lot. The
 level is measured, not guessed: the probe questions (probes.json, general knowledge no store is about) are
 searched against every active fact of the profile, and the level is the median of their closest cosines
-(each at least 0). docs/benchmarks.md has what it changes and how it was chosen.
+(each at least 0). Each probe is embedded as that profile's searches embed a query: without the names the store
+never mentions (service.domain.names; the searching side says which, `probe_texts`). docs/benchmarks.md has
+what it changes and how it was chosen.
 
 Both backends answer the probes' closest cosines (SearchBackend.closest), and the rule of when to measure again
 lives here once, so a store gives the same level, and the same matched_count, on either backend: measured on a
@@ -48,14 +50,19 @@ def stale(measured_at: int, facts: int) -> bool:
 
 
 class StoreLevels:
-    """Each profile's level in this process, measured when needed. `probe_vectors` embeds the probes (once,
-    on first need); `closest(profile_id, profile, vectors)` is the backend's SearchBackend.closest."""
+    """Each profile's level in this process, measured when needed. `probe_vectors` embeds probe texts (each
+    text once, on first need; `probe_texts(profile_id, profile)` says which a profile reads); `closest(profile_id,
+    profile, vectors)` is the backend's SearchBackend.closest."""
 
     def __init__(self, probe_vectors: Callable[[list[str]], np.ndarray],
-                 closest: Callable[[int, str, np.ndarray], np.ndarray]) -> None:
+                 closest: Callable[[int, str, np.ndarray], np.ndarray],
+                 probe_texts: Callable[[int, str], list[str]] | None = None) -> None:
         self._probe_vectors = probe_vectors
         self._closest = closest
-        self._vectors: np.ndarray | None = None
+        # the probes as a profile's searches would embed them (service.domain.names: without the names the
+        # store never mentions); the probes themselves when not given
+        self._probe_texts = probe_texts or (lambda _id, _name: list(probes()))
+        self._vectors: dict[str, np.ndarray] = {}  # each probe text's vector, made once per process
         self._levels: dict[int, tuple[float, int]] = {}  # profile id -> (level, active facts when measured)
         self._lock = threading.Lock()
 
@@ -66,7 +73,7 @@ class StoreLevels:
             known = self._levels.get(profile_id)
         if known is not None and (facts is None or not stale(known[1], facts)):
             return known[0]
-        level = level_of(self._closest(profile_id, profile, self._probes()))
+        level = level_of(self._closest(profile_id, profile, self._probes(self._probe_texts(profile_id, profile))))
         measured_at = facts if facts is not None else (known[1] if known is not None else 0)
         with self._lock:
             self._levels[profile_id] = (level, measured_at)
@@ -79,11 +86,18 @@ class StoreLevels:
             known = self._levels.get(profile_id)
         return FALLBACK if known is None else known[0]
 
-    def warm(self) -> None:
-        """Embed the probes now rather than at the first search that needs them."""
-        self._probes()
+    def warm(self, texts: list[str] | None = None) -> None:
+        """Embed these probe texts (the probes themselves by default) now rather than at the first search that
+        needs them."""
+        self._probes(list(probes()) if texts is None else texts)
 
-    def _probes(self) -> np.ndarray:
-        if self._vectors is None:
-            self._vectors = np.asarray(self._probe_vectors(list(probes())), dtype=np.float32)
-        return self._vectors
+    def _probes(self, texts: list[str]) -> np.ndarray:
+        """The texts' vectors, those not made yet in one batch."""
+        with self._lock:
+            missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+        if missing:
+            made = np.asarray(self._probe_vectors(missing), dtype=np.float32)
+            with self._lock:
+                self._vectors.update(zip(missing, made))
+        with self._lock:
+            return np.stack([self._vectors[text] for text in texts])

@@ -58,6 +58,12 @@ class EmbeddedSearch:
         with index.lock:
             return index.closest(vectors)
 
+    def holding(self, profile_id: int, profile: str, terms: list[str]) -> tuple[int, ...]:
+        index = self._synced(profile_id, embed=False)
+        with index.lock:
+            active = index.active[: index.size]
+            return tuple(int(active[index.rows_with(term)].sum()) for term in terms)
+
     def similar(self, profile_id: int, profile: str, uid: str, limit: int) -> list[Hit]:
         index = self._just_written(profile_id, uid) or self._synced(profile_id)
         with index.lock:

@@ -86,6 +86,17 @@ class OpenSearchBackend:
         return self.searcher.search(request, dimension=self.upkeep.dimension(),
                                     pipeline_error=self.indices.pipeline_error)
 
+    def holding(self, profile_id: int, profile: str, terms: list[str]) -> tuple[int, ...]:
+        """One search of the active facts' per-term counts (Searcher.holding); a failure is the caller's to
+        handle (it embeds the whole query), after the mirror's health has heard of it."""
+        try:
+            self.upkeep.usable(profile_id)
+            self.upkeep.prepare()
+            return self.searcher.holding(profile_id, terms)
+        except BackendUnavailable as exc:
+            self.upkeep.failed(exc)
+            raise
+
     def closest(self, profile_id: int, profile: str, vectors: np.ndarray) -> np.ndarray:
         """One _msearch of exact knn_score searches (Searcher.closest); a failure is the caller's to handle
         (it reads the profile's last level), after the mirror's health has heard of it."""

@@ -201,6 +201,13 @@ class Searcher:
             _check(responses)
         return responses
 
+    def holding(self, profile_id: int, terms: list[str]) -> tuple[int, ...]:
+        """How many active facts of the profile hold each term: the counts a search's pool reads (term_counts)."""
+        if not terms:
+            return ()
+        (answer,) = self._msearch(profile_id, [q.term_counts(profile_id, terms, kind=None, tags=())])
+        return q.term_counts_of(answer, terms)
+
     def closest(self, profile_id: int, vectors: np.ndarray) -> np.ndarray:
         """Each vector's highest cosine to an active fact of the profile, at least 0.0 (one round trip)."""
         answers = self._msearch(profile_id, [q.closest_fact(profile_id, v.tolist()) for v in vectors])
