@@ -7,11 +7,9 @@ validation writes nothing.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,9 +31,6 @@ from service.domain.ports.canonical import CanonicalStore
 from service.domain.querylog import QueryLog
 
 log = logging.getLogger(__name__)
-
-PREFETCHED_MAX = 64  # prefetched queries waiting for their search (one a call in flight; bounded all the same)
-PREFETCH_TTL_S = 10.0  # a prefetched query older than this is not taken: the store may have changed since
 
 
 def _vector(embedding: Embedding | None) -> np.ndarray | None:
@@ -74,9 +69,6 @@ class SearchService:
         # the probes in one batch (one call to a remote embedder), as facts are: unit vectors, like a query's
         self.levels = StoreLevels(lambda texts: np.stack([e.vector for e in embedder.embed_facts(texts)]),
                                   backend.closest, self._probe_texts)
-        # embedding jobs the MCP endpoint started before the search: (profile id, query) -> (job, when started)
-        self._prefetched: OrderedDict[tuple[int, str], tuple[Future[Embedding], float]] = OrderedDict()
-        self._prefetch_lock = threading.Lock()
         # One thread: the model serialises encodes anyway. A search's backend runs its lexical pass
         # while the query is embedded here (both release the GIL), then waits for the vector.
         self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
@@ -98,22 +90,18 @@ class SearchService:
             self._embedding.submit(self.levels.warm, [names.meaning_text(p, lambda terms: [0] * len(terms))
                                                       for p in store_level.probes()])
 
-    def prefetch(self, query: object, profile: ProfileRef) -> None:
+    def prefetch(self, query: object) -> None:
         """Start embedding a search's query as soon as the call is known, before the MCP layer has framed
-        it; the search takes this job instead of starting its own, unless the query names someone the store
-        never mentions (it then embeds the query without the name). Input the search would refuse starts
-        nothing."""
+        it. Nothing waits for it: the search's own embedding job runs after it on the same one-worker thread
+        and finds the vector in the embedder's query cache -- unless the query names someone the store never
+        mentions (the search then embeds it without the name). Input the search would refuse starts nothing."""
         if not isinstance(query, str) or not self.embedder.ready():
             return
         try:
             text = validation.query(query)
         except InvalidInput:
             return
-        job = self._embedding.submit(self.embedder.embed_query_tokens, text)
-        with self._prefetch_lock:
-            self._prefetched[(profile.id, text)] = (job, time.monotonic())
-            while len(self._prefetched) > PREFETCHED_MAX:
-                self._prefetched.popitem(last=False)
+        self._embedding.submit(self.embedder.embed_query_tokens, text)
 
     def _meaning(self, profile: ProfileRef, query: str) -> str:
         """The text the query is embedded as: without the names no active fact of the profile holds
@@ -133,17 +121,11 @@ class SearchService:
         held = {term for term, count in zip(asked, self.backend.holding(profile_id, profile, asked)) if count > 0}
         return [names.meaning_text(p, lambda terms: [int(t in held) for t in terms]) for p in probes]
 
-    def _embed_in_background(self, profile: ProfileRef, query: str, meaning: str) -> Callable[[], Embedding | None]:
-        """The embedding of `meaning` (the query as embedded, `_meaning`): the query's prefetched job when it
-        embeds that very text, else a new job on the embedding thread. The returned function waits for its
-        vector and token vectors (None when the embedder failed: the search then runs degraded, as the
-        backends say)."""
-        with self._prefetch_lock:
-            prefetched = self._prefetched.pop((profile.id, query), None)
-        if prefetched is not None and meaning == query and time.monotonic() - prefetched[1] <= PREFETCH_TTL_S:
-            future = prefetched[0]
-        else:
-            future = self._embedding.submit(self.embedder.embed_query_tokens, meaning)
+    def _embed_in_background(self, meaning: str) -> Callable[[], Embedding | None]:
+        """Start embedding `meaning` (the query as embedded, `_meaning`) on the embedding thread; the returned
+        function waits for its vector and token vectors (None when the embedder failed: the search then runs
+        degraded, as the backends say)."""
+        future = self._embedding.submit(self.embedder.embed_query_tokens, meaning)
         outcome: list[Embedding | None] = []
 
         def wait() -> Embedding | None:
@@ -205,7 +187,7 @@ class SearchService:
         limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
         kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
         tag_filter = tuple(validation.tags(tags, search=True))
-        embedding = self._embed_in_background(profile, query, self._meaning(profile, query)) \
+        embedding = self._embed_in_background(self._meaning(profile, query)) \
             if self.gate.usable(self.embedder_wait_s) else None
         request = SearchRequest(
             profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,

@@ -121,7 +121,7 @@ class MCPEndpoint:
         if not body.disconnected:
             query = request_body.search_query(body.message)
             if query is not None:  # the model starts on it while the SDK frames the call
-                self.services.search.prefetch(query, ref)
+                self.services.search.prefetch(query)
             request = Request(scope, _replay(body.messages, receive))
             if await self.lean.takes(body.rpc, request):  # a tools/call: the SDK's kernel, without its transport
                 assert isinstance(body.rpc, JSONRPCRequest)  # what takes() found it to be

@@ -1,5 +1,5 @@
 """The MCP endpoint starts embedding a memory_search's query as soon as the call is authenticated; the
-search then takes that job instead of embedding the query a second time. Calls the search
+search then takes the vector from the query cache instead of embedding it a second time. Calls the search
 would refuse embed nothing (or nothing that is ever read), and the answer is the same as without it."""
 
 from __future__ import annotations
@@ -43,9 +43,8 @@ async def test_a_search_embeds_its_query_once_and_answers_as_before(tmp_path: Pa
                            "staging cluster first.", kind="project")
                 found = await call(client, "memory_search", query="  how do we ship to staging ")
                 after = services.embedder.status()["query_cache"]
-                # embedded once (the prefetch, on the text the search reads: trimmed), and the search took that
-                # job rather than asking the cache again
-                assert after["misses"] - cache["misses"] == 1 and after["hits"] - cache["hits"] == 0
+                # embedded once (the prefetch, on the text the search reads: trimmed), read once (the search)
+                assert after["misses"] - cache["misses"] == 1 and after["hits"] - cache["hits"] == 1
                 assert found["matched_count"] == 1 and found["mode"] == "hybrid"
                 assert found["facts"][0]["title"] == "Deploys" and found["facts"][0]["similarity"] > 0.3
 
