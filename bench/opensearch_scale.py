@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
+import httpx  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from bench.lib import opensearch  # noqa: E402
@@ -175,6 +176,8 @@ def compare(data_dir: Path, url: str, prefix: str, targets: list[tuple[str, str,
             out = anyio.run(searches, urls, targets, warmup)
             after = opensearch.search_count(url, f"{prefix}-facts")
             out["rss"] = {side: rss(pid)[0] for side, pid in pids.items()}
+            out["cache"] = httpx.get(f"{urls['opensearch']}/readyz", timeout=10).json()["checks"]["search"].get(
+                "candidate_cache") or {}  # loopback: the details are shown
             out["heap"] = opensearch.heap_mb(url)
             out["ready_s"] = ready_s
     finally:
@@ -255,11 +258,18 @@ def seeded(n: int, timings: dict[str, float], *, distinct: int = 0) -> None:
                   f"({embedded} {timings.get('embed_s', 0.0):.0f} s, inserting {timings.get('insert_s', 0.0):.0f} s)")
 
 
+def cached(cache: dict[str, int]) -> str:
+    """The OpenSearch server's candidate cache over the whole run (warm-up included): candidates taken from it /
+    read from the canonical store."""
+    return f"{cache['hits']:,} / {cache['misses']:,}" if cache else "-"
+
+
 def report(title: str, results: list[dict[str, Any]]) -> None:
     table = Table(title=title)
     for column in ("run", "embedded p50 / p95 ms", "opensearch p50 / p95 ms", "p50 ratio",
                    "indices, shards on the cluster", "server RSS MB (embedded / opensearch)", "node heap MB",
-                   "opensearch side: start to first hybrid search, s", "same matched_count"):
+                   "opensearch side: start to first hybrid search, s", "same matched_count",
+                   "candidates kept / read (MEMORY_OPENSEARCH_CANDIDATE_CACHE_MB)"):
         table.add_column(column, justify="right")
     ratios = []
     for n, result in enumerate(results, 1):
@@ -274,7 +284,7 @@ def report(title: str, results: list[dict[str, Any]]) -> None:
                       f"{result['rss'].get('embedded', 0.0):.0f} / {result['rss']['opensearch']:.0f}" if both
                       else f"- / {result['rss']['opensearch']:.0f}",
                       "-" if result["heap"] is None else f"{result['heap']:.0f}", f"{result['ready_s']:.0f}",
-                      f"{result['same_count']} of {len(result['opensearch'])}" if both else "-")
+                      f"{result['same_count']} of {len(result['opensearch'])}" if both else "-", cached(result["cache"]))
     console.print(table)
     shapes = sorted({result["shape"] for result in results})
     where = "the deployment on the cluster: " + ", ".join(f"{i} indices, {n} shards" for i, n in shapes)

@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     opensearch_replicas: int = Field(default=0, ge=0, le=8)
     opensearch_timeout: float = Field(default=10.0, gt=0)  # seconds per request to the mirror
     opensearch_sync_interval: float = Field(default=2.0, gt=0)  # seconds between outbox drains
+    # Memory for the facts and vectors of search candidates read before (service.search.opensearch.candidates).
+    opensearch_candidate_cache_mb: int = Field(default=128, ge=0, le=65536)
     # Every index, alias, template and pipeline of this deployment starts with it (two deployments, one cluster).
     opensearch_prefix: str = Field(default="memory", pattern=r"^[a-z][a-z0-9_-]{0,39}$")
     # auto: the service installs (and updates) its templates and pipeline; check: an administrator installs

@@ -136,6 +136,7 @@ def test_hybrid_query_filters_inside_each_sub_query() -> None:
         "size": 8,
         "track_total_hits": True,
         "_source": ["uid", "fact_id"],
+        "version": True,  # a hit's state: what the candidate cache keys on
         "query": {"hybrid": {
             "pagination_depth": 100,
             "queries": [

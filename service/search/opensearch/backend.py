@@ -31,6 +31,7 @@ from service.domain.ports.sources import ChangedFact, MirrorSource
 from service.errors import BackendUnavailable, EmbeddingUnavailable
 from service.search.mode import DEGRADED
 from service.search.opensearch import templates as tpl
+from service.search.opensearch.candidates import CandidateCache
 from service.search.opensearch.client import IndexMissing, make_client, reachability
 from service.search.opensearch.health import Health
 from service.search.opensearch.indices import IndexManager
@@ -56,7 +57,9 @@ class OpenSearchBackend:
         self.names = self.indices.names
         self.upkeep = MirrorUpkeep(self.client, settings, canonical, embedder, self.indices, self.health,
                                    start_worker=start_worker)
-        self.searcher = Searcher(self.client, settings, embedder, self.names.facts, canonical.facts_with_vectors)
+        self.candidates = CandidateCache(canonical.facts_with_vectors,
+                                         max_bytes=settings.opensearch_candidate_cache_mb * 1024 * 1024)
+        self.searcher = Searcher(self.client, settings, embedder, self.names.facts, self.candidates)
         self.aggregates = MirrorAggregates(self.client, canonical, self.health, self.names.facts,
                                            self.names.queries)
         self.fallback = fallback  # lexical, from the canonical store (built by service.container)
@@ -177,6 +180,7 @@ class OpenSearchBackend:
             "notes": [version.note] if version and version.note else [],
             "profiles_failing": failing,
             "aggregates": self.aggregates.report(),
+            "candidate_cache": self.candidates.report(),
         }
 
     def close(self) -> None:

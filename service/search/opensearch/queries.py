@@ -143,6 +143,7 @@ def hybrid_search(
         "size": limit,
         "track_total_hits": True,
         "_source": SOURCE_FIELDS,
+        "version": True,  # each hit's state (service.search.opensearch.candidates)
         "query": {
             "hybrid": {
                 "pagination_depth": depth,

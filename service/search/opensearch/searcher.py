@@ -18,7 +18,6 @@ embedded backend does with its one sub-query.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,6 +34,7 @@ from service.search import fusion
 from service.search.fusion import fuse
 from service.search.mode import exact, search_mode
 from service.search.opensearch import queries as q
+from service.search.opensearch.candidates import CandidateCache
 from service.search.opensearch.client import translated
 from service.search.opensearch.documents import routing
 from service.search.opensearch.refusals import explain
@@ -71,18 +71,19 @@ def _by_meaning(cosine: float | None, by_words: bool, min_similarity: float) -> 
     return cosine is not None and (cosine >= min_similarity or not by_words)
 
 
-# (profile id, fact ids) -> (fact, stored vectors) of each fact the canonical store has: one read for the pool
-FactsWithVectors = Callable[[int, list[int]], dict[int, tuple[Fact, Embedding | None]]]
+def _version(hit: dict[str, Any]) -> tuple[int, int]:
+    """(fact id, document version) of a hit: one state of the fact (service.search.opensearch.candidates)."""
+    return int(hit["_source"]["fact_id"]), int(hit["_version"])
 
 
 class Searcher:
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, facts_alias: str,
-                 facts_with_vectors: FactsWithVectors) -> None:
+                 candidates: CandidateCache) -> None:
         self.client = client
         self.settings = settings
         self.embedder = embedder
         self.index = facts_alias
-        self.facts_with_vectors = facts_with_vectors  # a hit's cosine is computed here, from its stored vector
+        self.candidates = candidates  # a hit's fact and stored vectors (its cosine is computed here, from them)
 
     def search(self, request: SearchRequest, *, dimension: int, pipeline_error: str | None) -> SearchHits:
         terms = lexical.informative_terms(request.query)
@@ -118,7 +119,7 @@ class Searcher:
         _check(answers)
         found, matches_answer, unembedded_answer, counts_answer = answers[:4]
         hits = found["hits"]["hits"]
-        stored = self.facts_with_vectors(pid, [int(h["_source"]["fact_id"]) for h in hits])
+        stored = self.candidates.facts_with_vectors(pid, [_version(h) for h in hits])
         cosines: dict[str, float | None] = {}
         candidates = []
         for h in hits:
