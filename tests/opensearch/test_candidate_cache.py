@@ -133,6 +133,8 @@ def test_a_search_reads_only_facts_it_has_not_ranked_at_their_version(served: Se
     second = served.search.search(alpha, query, limit=10)
     assert reads == [] and [s.fact for s in second.facts] == [s.fact for s in first.facts]
     assert second.matched_count == first.matched_count
+    kept = backend.status()["candidate_cache"]  # what /readyz's details show
+    assert kept["hits"] >= len(second.facts) and kept["entries"] == kept["misses"] > 0
 
     target = uids["Deploys run on Kubernetes"]
     served.facts.update(alpha, target, tags=["infra", "k8s", "gke"])
