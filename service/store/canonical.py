@@ -26,7 +26,7 @@ from service.store.changes import RENAME, Outbox
 from service.store import repository as repo
 from service.store import vectors
 from service.store.engine import Database
-from service.store.tables import FactRow, FactVector, OutboxRow, Profile, ProfileRename, QueryLogRow
+from service.store.tables import FactRedaction, FactRow, FactVector, OutboxRow, Profile, ProfileRename, QueryLogRow
 
 PAGE = 500
 RETRIES_FIRST = 3  # rows that failed this often go behind fresh ones (order is free: versions are external)
@@ -144,6 +144,13 @@ class Canonical:
                 .group_by(col(OutboxRow.entity_id))
             ).all()
         return {int(e): int(v) for e, v in rows}
+
+    def redactions_after(self, after_id: int) -> list[tuple[int, int]]:
+        """(record id, fact id) of every redaction recorded after record `after_id`, in order, every profile."""
+        with self.db.read() as session:
+            rows = session.execute(sa.select(col(FactRedaction.id), col(FactRedaction.fact_id))
+                                   .where(col(FactRedaction.id) > after_id).order_by(col(FactRedaction.id))).all()
+        return [(int(i), int(f)) for i, f in rows]
 
     def facts(self, profile_id: int, ids: Sequence[int] | None = None, after_id: int = 0,
               limit: int = PAGE) -> list[tuple[FactRow, np.ndarray | None]]:

@@ -15,6 +15,7 @@ from service.config import Settings
 from service.container import Services, build_services
 from service.domain.late import Embedding, TokenVectors
 from service.domain.models import Fact
+from service.domain.redaction import RedactionService
 from service.search.opensearch.backend import OpenSearchBackend
 from service.search.opensearch.candidates import CandidateCache, entry_bytes
 from tests.opensearch import corpus
@@ -37,12 +38,18 @@ def made(tokens: int = 3) -> Embedding:
 
 
 class Canonical:
-    """The canonical store's read, counted: which fact ids each call asked for."""
+    """The canonical store's read, counted: which fact ids each call asked for; and its redaction records."""
 
     def __init__(self, vectorless: frozenset[int] = frozenset(), absent: frozenset[int] = frozenset()) -> None:
         self.asked: list[list[int]] = []
         self.vectorless, self.absent = vectorless, absent
         self.texts: dict[int, str] = {}
+        self.redactions: list[tuple[int, int]] = []  # (record id, fact id)
+        self.redactions_asked: list[int] = []
+
+    def redactions_after(self, after_id: int) -> list[tuple[int, int]]:
+        self.redactions_asked.append(after_id)
+        return [r for r in self.redactions if r[0] > after_id]
 
     def __call__(self, profile_id: int, fact_ids: list[int]) -> dict[int, tuple[Fact, Embedding | None]]:
         self.asked.append(list(fact_ids))
@@ -52,7 +59,7 @@ class Canonical:
 
 def test_a_fact_at_the_same_version_is_read_once_and_a_new_version_again() -> None:
     canonical = Canonical()
-    cache = CandidateCache(canonical, max_bytes=1 << 20)
+    cache = CandidateCache(canonical, canonical.redactions_after, max_bytes=1 << 20)
     first = cache.facts_with_vectors(1, [(1, 10), (2, 11)])
     assert canonical.asked == [[1, 2]] and set(first) == {1, 2}
     again = cache.facts_with_vectors(1, [(2, 11), (1, 10), (3, 12)])
@@ -67,7 +74,7 @@ def test_a_fact_at_the_same_version_is_read_once_and_a_new_version_again() -> No
 
 def test_facts_without_a_vector_or_missing_from_the_store_are_never_kept() -> None:
     canonical = Canonical(vectorless=frozenset({2}), absent=frozenset({3}))
-    cache = CandidateCache(canonical, max_bytes=1 << 20)
+    cache = CandidateCache(canonical, canonical.redactions_after, max_bytes=1 << 20)
     found = cache.facts_with_vectors(1, [(1, 1), (2, 2), (3, 3)])
     assert set(found) == {1, 2} and found[2][1] is None  # as the canonical read answers
     cache.facts_with_vectors(1, [(1, 1), (2, 2), (3, 3)])
@@ -77,7 +84,7 @@ def test_facts_without_a_vector_or_missing_from_the_store_are_never_kept() -> No
 def test_the_least_recently_used_go_first_and_the_bound_holds() -> None:
     canonical = Canonical()
     size = entry_bytes(fact(1), made())
-    cache = CandidateCache(canonical, max_bytes=3 * size + size // 2)  # room for three
+    cache = CandidateCache(canonical, canonical.redactions_after, max_bytes=3 * size + size // 2)  # room for three
     cache.facts_with_vectors(1, [(1, 1), (2, 1), (3, 1)])
     cache.facts_with_vectors(1, [(1, 1)])  # used again: 2 is now the least recently used
     cache.facts_with_vectors(1, [(4, 1)])
@@ -87,9 +94,29 @@ def test_the_least_recently_used_go_first_and_the_bound_holds() -> None:
     assert canonical.asked == [[2]]
 
 
+def test_a_redacted_fact_leaves_memory_and_is_never_kept_again() -> None:
+    """`memory redact` (any process) records the redaction; the mirror worker's next cycle drops the fact's
+    entries, and a search that read it just before the redaction committed cannot put it back."""
+    canonical = Canonical()
+    cache = CandidateCache(canonical, canonical.redactions_after, max_bytes=1 << 20)
+    cache.facts_with_vectors(1, [(1, 1), (2, 1), (3, 1)])
+    cache.forget_redacted()  # nothing redacted yet
+    assert cache.report()["entries"] == 3
+    canonical.redactions = [(7, 2)]
+    cache.forget_redacted()
+    assert cache.report()["entries"] == 2 and cache.report()["bytes"] == 2 * entry_bytes(fact(1), made())
+    canonical.asked.clear()
+    cache.facts_with_vectors(1, [(2, 1), (2, 2), (1, 1)])
+    cache.facts_with_vectors(1, [(2, 2)])
+    assert canonical.asked == [[2], [2]] and cache.report()["entries"] == 2  # read, never kept
+    canonical.redactions.append((9, 3))
+    cache.forget_redacted()
+    assert canonical.redactions_asked[-2:] == [0, 7] and cache.report()["entries"] == 1
+
+
 def test_size_zero_turns_it_off() -> None:
     canonical = Canonical()
-    cache = CandidateCache(canonical, max_bytes=0)
+    cache = CandidateCache(canonical, canonical.redactions_after, max_bytes=0)
     cache.facts_with_vectors(1, [(1, 1)])
     cache.facts_with_vectors(1, [(1, 1)])
     assert canonical.asked == [[1], [1]] and cache.report()["entries"] == 0
@@ -147,3 +174,12 @@ def test_a_search_reads_only_facts_it_has_not_ranked_at_their_version(served: Se
     gone = served.search.search(alpha, query, limit=10)
     assert target not in {s.fact.uid for s in gone.facts}
     assert gone.matched_count == amended.matched_count - 1
+
+    other = "pytest fixtures"
+    shown_uid = served.search.search(alpha, other, limit=10).facts[0].fact.uid  # now kept
+    kept_before = backend.candidates.report()["entries"]
+    RedactionService(served.store).redact(shown_uid, reason="a test", operator="pytest")
+    backend.sync_now()  # the worker's cycle: the cache drops the redacted fact first
+    assert backend.candidates.report()["entries"] == kept_before - 1
+    settle(served)
+    assert shown_uid not in {s.fact.uid for s in served.search.search(alpha, other, limit=10).facts}

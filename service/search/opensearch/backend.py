@@ -55,10 +55,10 @@ class OpenSearchBackend:
         self.health = Health(quiet_seconds=settings.opensearch_sync_interval)
         self.indices = IndexManager(self.client, settings, embedder)
         self.names = self.indices.names
-        self.upkeep = MirrorUpkeep(self.client, settings, canonical, embedder, self.indices, self.health,
-                                   start_worker=start_worker)
-        self.candidates = CandidateCache(canonical.facts_with_vectors,
+        self.candidates = CandidateCache(canonical.facts_with_vectors, canonical.redactions_after,
                                          max_bytes=settings.opensearch_candidate_cache_mb * 1024 * 1024)
+        self.upkeep = MirrorUpkeep(self.client, settings, canonical, embedder, self.indices, self.health,
+                                   start_worker=start_worker, also=self.candidates.forget_redacted)
         self.searcher = Searcher(self.client, settings, embedder, self.names.facts, self.candidates)
         self.aggregates = MirrorAggregates(self.client, canonical, self.health, self.names.facts,
                                            self.names.queries)

@@ -9,7 +9,9 @@ the mirror, so a kept entry is never older than the document the cluster answere
 flight it may be newer, as a read of the canonical store would be).
 
 Bounded by bytes (MEMORY_OPENSEARCH_CANDIDATE_CACHE_MB; 0 turns it off), least recently used first out. A
-fact read without a vector is not kept (its vector may arrive). Vectors a `memory reindex` rewrites in place
+fact read without a vector is not kept (its vector may arrive). A redacted fact (`memory redact`, from any
+process) is dropped at the mirror worker's next cycle and never kept again (`forget_redacted`), so its words
+and vectors stay nowhere in the server's memory, as the embedded index drops them at its next sync. Vectors a `memory reindex` rewrites in place
 (the same model) change no version, as they change nothing the embedded backend's indexes follow either: both
 backends see them after a restart.
 A dict in insertion order under a lock, rather than a cache package: the one operation needed is "take these
@@ -27,6 +29,8 @@ from service.domain.models import Fact
 
 # (profile id, fact ids) -> (fact, stored vectors) of each fact the canonical store has: one read for the pool
 FactsWithVectors = Callable[[int, list[int]], dict[int, tuple[Fact, Embedding | None]]]
+# record id -> (record id, fact id) of every redaction recorded after it, in order (MirrorSource.redactions_after)
+RedactionsAfter = Callable[[int], list[tuple[int, int]]]
 Entry = tuple[Fact, Embedding | None]
 
 # Bytes an entry's objects take beyond its words and arrays' data: ~1,450 for a Fact (tracemalloc over 2,000
@@ -42,9 +46,11 @@ def entry_bytes(fact: Fact, made: Embedding) -> int:
 
 
 class CandidateCache:
-    def __init__(self, read: FactsWithVectors, *, max_bytes: int) -> None:
-        self.read = read
+    def __init__(self, read: FactsWithVectors, redactions_after: RedactionsAfter, *, max_bytes: int) -> None:
+        self.read, self.redactions_after = read, redactions_after
         self.max_bytes = max_bytes
+        self._redacted: set[int] = set()  # fact ids: never kept
+        self._redactions_seen = 0
         self._entries: OrderedDict[tuple[int, int], tuple[Entry, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -77,8 +83,20 @@ class CandidateCache:
                     self._keep((fact_id, wanted[fact_id]), (fact, made), entry_bytes(fact, made))
         return out
 
+    def forget_redacted(self) -> None:
+        """Drop the entries of the facts redacted since the last call, and keep none of them again (a search
+        that read one just before its redaction committed may put it after this call: refused then)."""
+        found = self.redactions_after(self._redactions_seen)
+        if not found:
+            return
+        with self._lock:
+            self._redacted.update(fact_id for _, fact_id in found)
+            for key in [key for key in self._entries if key[0] in self._redacted]:
+                self._bytes -= self._entries.pop(key)[1]
+            self._redactions_seen = found[-1][0]
+
     def _keep(self, key: tuple[int, int], entry: Entry, size: int) -> None:
-        if size > self.max_bytes:
+        if size > self.max_bytes or key[0] in self._redacted:
             return
         old = self._entries.pop(key, None)
         if old is not None:

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from opensearchpy import OpenSearch
@@ -57,8 +58,10 @@ class ProfileMirrorIncomplete(BackendUnavailable):
 
 class MirrorUpkeep:
     def __init__(self, client: OpenSearch, settings: Settings, canonical: MirrorSource, embedder: Embedder,
-                 indices: IndexManager, health: Health, *, start_worker: bool = True) -> None:
+                 indices: IndexManager, health: Health, *, start_worker: bool = True,
+                 also: Callable[[], None] = lambda: None) -> None:
         self.client, self.settings, self.canonical, self.embedder = client, settings, canonical, embedder
+        self.also = also  # the backend's own upkeep, first in every cycle, whatever the cluster's state
         self.indices, self.names, self.health = indices, indices.names, health
         self.mirror = Mirror(client, canonical, embedder.enabled, self.dimension, self.names)
         self.backoff = ProfileBackoff(settings.opensearch_sync_interval)
@@ -204,6 +207,7 @@ class MirrorUpkeep:
         """Check and prepare the cluster, deliver every profile's pending outbox rows (profiles backing off
         wait their turn), and embed facts still lacking a vector."""
         with self._cycling:  # two at once would both embed the same unembedded facts and enqueue them twice
+            self.also()
             try:
                 try:
                     self.prepare()
