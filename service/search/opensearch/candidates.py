@@ -11,9 +11,10 @@ flight it may be newer, as a read of the canonical store would be).
 Bounded by bytes (MEMORY_OPENSEARCH_CANDIDATE_CACHE_MB; 0 turns it off), least recently used first out. A
 fact read without a vector is not kept (its vector may arrive). A redacted fact (`memory redact`, from any
 process) is dropped at the mirror worker's next cycle and never kept again (`forget_redacted`), so its words
-and vectors stay nowhere in the server's memory, as the embedded index drops them at its next sync. Vectors a `memory reindex` rewrites in place
-(the same model) change no version, as they change nothing the embedded backend's indexes follow either: both
-backends see them after a restart.
+and vectors stay nowhere in the server's memory, as the embedded index drops them at its next sync. Vectors
+a `memory reindex` rewrites in place (the same model) change no version, as they change nothing the embedded
+backend's indexes follow either: both backends see them after a restart.
+
 A dict in insertion order under a lock, rather than a cache package: the one operation needed is "take these
 keys, put those", and the service has no such dependency.
 """

@@ -204,8 +204,8 @@ class MirrorUpkeep:
         self.worker.stop()
 
     def _cycle(self) -> None:
-        """Check and prepare the cluster, deliver every profile's pending outbox rows (profiles backing off
-        wait their turn), and embed facts still lacking a vector."""
+        """The backend's own upkeep (`also`), then: check and prepare the cluster, deliver every profile's
+        pending outbox rows (profiles backing off wait their turn), and embed facts still lacking a vector."""
         with self._cycling:  # two at once would both embed the same unembedded facts and enqueue them twice
             self.also()
             try:
