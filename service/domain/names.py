@@ -13,7 +13,7 @@ the same rule (service.domain.ranking.level), so the two are read alike. docs/be
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from service.domain import lexical
 
@@ -47,12 +47,17 @@ def without(text: str, dropped: Sequence[str]) -> str:
     return out if re.search(r"\w", out) else text
 
 
+def keeping(text: str, held: Collection[str]) -> str:
+    """`text` without its names whose terms are not in `held` (the terms some active fact holds); the text
+    itself when it has no name."""
+    found = names(text)
+    return without(text, [word for word, term in found if term not in held]) if found else text
+
+
 def meaning_text(text: str, holding: Callable[[list[str]], Sequence[int]]) -> str:
     """The text to embed: `text` without its names that no active fact holds. `holding(terms)`: how many active
     facts of the profile hold each term (SearchBackend.holding)."""
-    found = names(text)
-    if not found:
+    asked = terms(text)
+    if not asked:
         return text
-    asked = list(dict.fromkeys(term for _, term in found))
-    held = {term for term, count in zip(asked, holding(asked)) if count > 0}
-    return without(text, [word for word, term in found if term not in held])
+    return keeping(text, {term for term, count in zip(asked, holding(asked)) if count > 0})

@@ -87,8 +87,7 @@ class SearchService:
         queries' own thread: on another one the model's buffers took ~10-15 MB more of the server's memory."""
         if self.gate.usable(wait_s) and self.embedder.ready():
             # the probes as a store that holds none of their names reads them (most stores)
-            self._embedding.submit(self.levels.warm, [names.meaning_text(p, lambda terms: [0] * len(terms))
-                                                      for p in store_level.probes()])
+            self._embedding.submit(self.levels.warm, [names.keeping(p, ()) for p in store_level.probes()])
 
     def prefetch(self, query: object) -> None:
         """Start embedding a search's query as soon as the call is known, before the MCP layer has framed
@@ -119,7 +118,7 @@ class SearchService:
         probes = store_level.probes()
         asked = names.terms(" ".join(probes))
         held = {term for term, count in zip(asked, self.backend.holding(profile_id, profile, asked)) if count > 0}
-        return [names.meaning_text(p, lambda terms: [int(t in held) for t in terms]) for p in probes]
+        return [names.keeping(p, held) for p in probes]
 
     def _embed_in_background(self, meaning: str) -> Callable[[], Embedding | None]:
         """Start embedding `meaning` (the query as embedded, `_meaning`) on the embedding thread; the returned
