@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from service.domain.profiles import ProfileService
     from service.domain.querylog import QueryLog
     from service.domain.ranking.weights import Weights
+    from service.domain.redaction_watch import RedactionWatch
     from service.domain.search import SearchService
     from service.domain.stats import StoreStats
     from service.search.embedded.backend import EmbeddedSearch
@@ -71,6 +72,7 @@ class Services:
     curation: CurationService
     grants: GrantService  # OAuth grants: listed and revoked whether or not MEMORY_OAUTH is on now
     oauth: OAuthServer | None  # MEMORY_OAUTH=on
+    redactions: RedactionWatch  # a running server's caches of recent texts, emptied after a redaction
 
     def readiness(self) -> dict[str, Any]:
         checks: dict[str, Any] = {}
@@ -283,7 +285,9 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, rank
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
     from service.domain.querylog import QueryLog
+    from service.domain import wording
     from service.domain.ranking.weights import shipped
+    from service.domain.redaction_watch import RedactionWatch
     from service.domain.search import SearchService
     from service.domain.stats import StoreStats
     from service.store.gaps import SqlMissReader
@@ -314,4 +318,5 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, rank
         curation=CurationService(store, model_id=embedder.model_id, threshold=settings.similar_threshold),
         grants=grants,
         oauth=oauth,
+        redactions=RedactionWatch(store, [embedder.forget_queries, backend.forget_queries, wording.forget]),
     )

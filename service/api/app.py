@@ -48,8 +48,12 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 services.embedder.start()
             _warm_in_background(services)
         _warn_if_embedder_changed(services)
-        async with manager.run():
-            yield
+        services.redactions.start()
+        try:
+            async with manager.run():
+                yield
+        finally:
+            services.redactions.stop()
 
     app = FastAPI(
         title="Agent memory service",

@@ -62,3 +62,10 @@ def read_words(title: str, text: str, tags: tuple[str, ...]) -> FactWords:
 
 
 fact_words = lru_cache(maxsize=32_768)(read_words)  # for facts no index keeps them for
+
+
+def forget() -> None:
+    """Drop the stems and word sets kept so far (a redaction: they may hold the removed words); they are read again
+    as needed."""
+    stem.cache_clear()
+    fact_words.cache_clear()

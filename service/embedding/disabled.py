@@ -39,6 +39,9 @@ class DisabledEmbedder:
             "note": "lexical search only (MEMORY_EMBEDDER=none)",
         }
 
+    def forget_queries(self) -> None:
+        """Nothing kept."""
+
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         raise EmbeddingUnavailable(MESSAGE)
 

@@ -136,6 +136,9 @@ class MiniLMEmbedder:
     def ready(self) -> bool:
         return self._model is not None
 
+    def forget_queries(self) -> None:
+        self._cache.clear()
+
     def status(self) -> dict[str, Any]:
         if self._retry_due():  # weights installed since? /readyz is what an operator watches
             with self._start_lock:

@@ -92,6 +92,9 @@ class OpenAIEmbedder:
     def ready(self) -> bool:
         return self._last_error is None
 
+    def forget_queries(self) -> None:
+        self._cache.clear()
+
     def status(self) -> dict[str, Any]:
         error = self._last_error
         if error is None and self._dim is None:  # nothing asked of it yet: is the endpoint there at all?

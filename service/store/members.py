@@ -187,6 +187,9 @@ class SqlRedactions(_Member):
     def of(self, fact_id: int) -> FactRedaction | None:
         return redactions.record_of(self.session, fact_id)
 
+    def mark(self) -> tuple[int, int]:
+        return redactions.mark(self.session)
+
 
 class SqlQueryLog(_Member):
     __slots__ = ("outbox",)

@@ -32,6 +32,13 @@ def records_of(session: Session, fact_ids: Iterable[int]) -> dict[int, FactRedac
     return {r.fact_id: r for r in rows}
 
 
+def mark(session: Session) -> tuple[int, int]:
+    """(the newest record's id, searches redacted in all); (0, 0) without any (Redactions.mark)."""
+    newest, searches = session.execute(sa.select(sa.func.coalesce(sa.func.max(col(FactRedaction.id)), 0),
+                                                 sa.func.coalesce(sa.func.sum(col(FactRedaction.queries)), 0))).one()
+    return int(newest), int(searches)
+
+
 def revision_rows(session: Session, fact_id: int) -> list[FactRevision]:
     return list(session.exec(select(FactRevision).where(FactRevision.fact_id == fact_id)
                              .order_by(col(FactRevision.revision))).all())

@@ -49,6 +49,9 @@ class FakeEmbedder:
                     vector[i] += 1.0
         return vector / np.linalg.norm(vector)
 
+    def forget_queries(self) -> None:
+        """Nothing kept."""
+
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return np.stack([self._one(t) for t in texts])
 

@@ -63,6 +63,9 @@ class Embedder(Protocol):
     def vocabulary(self) -> frozenset[str] | None:
         """The words the model reads as words (service.search.readable), or None when it does not say."""
 
+    def forget_queries(self) -> None:
+        """Drop the recent queries kept with their vectors (a redaction may have removed their words)."""
+
 
 @dataclass(frozen=True)
 class SearchRequest:
@@ -202,6 +205,10 @@ class SearchBackend(Protocol):
         """Called after a memory_write's transaction committed (before changed()), with the fact as stored: its
         change number, its vector of `model` or None. A backend that caches the store may take it in now
         instead of reading it back; it must still find every change by itself (other writers, other processes)."""
+
+    def forget_queries(self) -> None:
+        """Drop the query words kept outside the store (a redaction may have removed them); the indexes' own
+        copies of a redacted fact's words follow the store on their own."""
 
     def logged(self, profile_id: int, profile: str) -> None:
         """Called after a search's query-log row committed (a mirror delivers it off the search's path)."""

@@ -146,6 +146,10 @@ class Redactions(Protocol):
 
     def of(self, fact_id: int) -> RedactionRecord | None: ...
 
+    def mark(self) -> tuple[int, int]:
+        """(the newest record's id, the searches redacted in all): it moves with every redaction and with every
+        later `--match` that redacts more searches; (0, 0) before the first."""
+
 
 class QueryLogStore(Protocol):
     def insert(self, row: dict[str, Any], results: list[dict[str, object]], inactive_uids: list[str]) -> int:

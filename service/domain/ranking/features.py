@@ -13,14 +13,13 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from service.domain import lexical
 from service.domain import names as query_names
 from service.domain.late import TokenVectors, maxsim
-from service.domain.wording import FactWords, fact_words, stem
+from service.domain.wording import fact_words, stem
 from service.domain.models import Fact
 from service.domain.ports import Pool
 

@@ -150,6 +150,12 @@ class EmbeddedSearch:
     def logged(self, profile_id: int, profile: str) -> None:
         """The query log is not indexed here."""
 
+    def forget_queries(self) -> None:
+        with self._guard:
+            indexes = list(self._indexes.values())
+        for index in indexes:
+            index.forget_queries()
+
     def status(self) -> dict[str, Any]:
         with self._guard:
             indexes = list(self._indexes.values())

@@ -293,5 +293,9 @@ class ProfileIndex:
         title, text = self._db.execute("SELECT title, text FROM fts WHERE rowid = ?", (row + 1,)).fetchone()
         return str(title), str(text)
 
+    def forget_queries(self) -> None:
+        """Drop the query terms' stems kept (SearchBackend.forget_queries)."""
+        self._tokenizer.forget()
+
     def close(self) -> None:
         self._db.close()

@@ -140,6 +140,10 @@ class OpenSearchBackend:
         """A search's query-log row is committed: the worker delivers it at its next cycle (within
         MEMORY_OPENSEARCH_SYNC_INTERVAL), off the search's path and batched with the others."""
 
+    def forget_queries(self) -> None:
+        """The searcher keeps no query words; the lexical fallback's indexes do."""
+        self.fallback.forget_queries()
+
     def sync_now(self) -> None:
         """One full sync cycle in the caller's thread (tests, `memory check`)."""
         self.upkeep.sync_now()
