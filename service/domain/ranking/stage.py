@@ -52,11 +52,11 @@ def only_questions(pool: Pool, numbers: features.Rows) -> bool:
 def rank(weights: Weights, query: QueryView, pool: Pool, facts: Sequence[Fact]) -> Ranked:
     if not pool.candidates:
         return Ranked(knows=False, order=[])
+    matched = np.array([i for i, c in enumerate(pool.candidates) if c.by_words or c.by_meaning], dtype=np.int64)
+    if matched.size == 0:  # before the numbers: nothing to weigh
+        return Ranked(knows=False, order=[])
     late = uses_late(query, pool)
     numbers = features.rows(query, pool, facts, late=late)
-    matched = np.array([i for i, c in enumerate(pool.candidates) if c.by_words or c.by_meaning], dtype=np.int64)
-    if matched.size == 0:
-        return Ranked(knows=False, order=[])
     if only_questions(pool, numbers):
         return Ranked(knows=False, order=[])
     gate = weights.gate(late)
