@@ -33,7 +33,7 @@ def test_the_files_are_complete_and_the_analyzer_drops_no_stop_words() -> None:
     for name in ("memory-facts", "memory-queries"):
         body = tpl.load(name)
         assert body["index_patterns"] == [f"{name}.v*"]
-        assert body["_meta"]["template_version"] == tpl.TEMPLATE_VERSION == body["version"] == 3
+        assert body["_meta"]["template_version"] == tpl.TEMPLATE_VERSION == body["version"] == 4
         mappings = body["template"]["mappings"]
         assert mappings["dynamic"] == "strict" and mappings["_routing"] == {"required": True}
         assert mappings["_meta"]["template_version"] == tpl.TEMPLATE_VERSION
@@ -55,8 +55,11 @@ def test_facts_template_rendered() -> None:
     template = body["template"]
     assert template["settings"]["index"] == {"number_of_shards": 3, "number_of_replicas": 1,
                                              "refresh_interval": "1s", "knn": True,
-                                             "search.default_pipeline": "team-b-hybrid"}
-    assert template["mappings"]["_meta"] == {"template_version": 3, "entity": "fact",
+                                             "search.default_pipeline": "team-b-hybrid",
+                                             # a profile's facts together, its active ones first: the filtered
+                                             # vector scans run straight through them (template v4)
+                                             "sort.field": ["profile_id", "status"], "sort.order": ["asc", "asc"]}
+    assert template["mappings"]["_meta"] == {"template_version": 4, "entity": "fact",
                                              "embedder": "sentence-transformers/all-MiniLM-L6-v2", "dimension": 384}
     assert template["mappings"]["properties"] == {
         "uid": {"type": "keyword"},
@@ -258,9 +261,10 @@ def test_count_bodies() -> None:
         "size": 0,
         "track_total_hits": True,
         "query": {"bool": {
-            "filter": scope,
             "should": [
-                {"match": {"search_text": {"query": "pytest", "operator": "or", "minimum_should_match": 1}}},
+                {"bool": {"must": [{"match": {"search_text": {"query": "pytest", "operator": "or",
+                                                              "minimum_should_match": 1}}}],
+                          "filter": scope}},
                 {"script_score": {"query": {"bool": {"filter": scope}}, "min_score": 1.5,
                                   "script": {"source": "knn_score", "lang": "knn",
                                              "params": {"field": "embedding", "query_value": [1.0, 0.0],

@@ -237,13 +237,18 @@ def matches(
 
     Not the hybrid query's hits.total: on 3.x it counts only the documents its sub-queries' top lists took in,
     so a profile with more matches than the pool's depth got a smaller count (3.5.0: 407 for 868 matches at
-    depth 40; tests/opensearch/test_real_cluster.py)."""
+    depth 40; tests/opensearch/test_real_cluster.py).
+
+    Each clause carries the filters itself, with none around the two: a conjunction around the vector scan
+    made the node step through it document by document, ~17 against ~11 ms at 100,000 facts in one profile
+    (the same counts, the same inactive facts shown; docs/benchmarks.md)."""
     scope = filters(profile_id, kind, tags, "any", window)
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": {"bool": {"filter": scope, "minimum_should_match": 1,
-                           "should": [lexical_match(terms), knn_subquery(vector, min_similarity, scope)]}},
+        "query": {"bool": {"minimum_should_match": 1,
+                           "should": [{"bool": {"must": [lexical_match(terms)], "filter": scope}},
+                                      knn_subquery(vector, min_similarity, scope)]}},
         "aggs": {
             "active": {"filter": {"term": {"status": FactStatus.ACTIVE.value}}},
             "inactive": {"filter": {"terms": {"status": INACTIVE_STATUSES}},

@@ -43,7 +43,8 @@ def _template_dir() -> Path:
 FACTS, QUERIES = "facts", "queries"
 ENTITIES = (FACTS, QUERIES)
 TEMPLATE_DIR = _template_dir()
-TEMPLATE_VERSION = 3  # v3: shared indices per deployment (profile_id, routing); v2: no stop filter
+TEMPLATE_VERSION = 4  # v4: facts sorted by profile and status; v3: shared indices per deployment (profile_id,
+# routing); v2: no stop filter
 DEFAULT_PREFIX = "memory"
 DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2; used for the (unused) vector field when MEMORY_EMBEDDER=none
 PREFIX_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"  # no dot: the version separator
