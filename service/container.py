@@ -279,13 +279,13 @@ def index_follows(backend: SearchBackend) -> Callable[[Committed], None]:
 def build_services(settings: Settings, *, embedder: Embedder | None = None, ranking: Weights | None = None) -> Services:
     """`ranking`: the second ranking stage's weights (default: the shipped ones, read now -- a file that does not
     fit the code stops the start, naming it)."""
+    from service.domain import wording
     from service.domain.as_of import AsOfService
     from service.domain.curation import CurationService
     from service.domain.embed_gate import EmbedGate
     from service.domain.facts import FactService
     from service.domain.gap_report import GapReport
     from service.domain.querylog import QueryLog
-    from service.domain import wording
     from service.domain.ranking.weights import shipped
     from service.domain.redaction_watch import RedactionWatch
     from service.domain.search import SearchService

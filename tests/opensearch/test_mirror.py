@@ -56,6 +56,10 @@ def test_templates_and_two_shared_indices_whatever_the_profiles(os_services: Ser
     assert mapping["_meta"] == {"template_version": tpl.TEMPLATE_VERSION, "entity": "fact", "embedder": "none",
                                 "dimension": 384}
     assert mapping["properties"]["embedding"]["dimension"] == 384
+    settings = {name: os_client.indices.get_settings(index=f"{name}.v1")[f"{name}.v1"]["settings"]["index"]
+                for name in (facts, queries)}
+    assert settings[facts]["sort"] == {"field": ["profile_id", "status"], "order": ["asc", "asc"]}  # template v4
+    assert "sort" not in settings[queries]
     assert backend(os_services).indices.differences() == []
 
 
