@@ -35,3 +35,10 @@ def test_the_remote_capable_pool_names_its_own_setting() -> None:
 def test_a_validation_failure_of_another_kind_gets_no_shard_advice() -> None:
     line = explain({"type": "validation_exception", "reason": "Validation Failed: 1: index name is too long;"})
     assert "shard" not in line
+
+
+def test_an_index_squatting_the_alias_name_is_named_with_its_fix() -> None:
+    line = explain({"type": "invalid_alias_name_exception", "reason": "Invalid alias name [mt-1-queries], an index "
+                                                                      "exists with the same name as the alias"})
+    assert line.startswith("invalid_alias_name_exception: Invalid alias name [mt-1-queries]")
+    assert "delete it (DELETE /mt-1-queries" in line and "refills it from the canonical store" in line

@@ -6,7 +6,9 @@ authorized, it changes nothing: a read, a search matching nothing, a delete of a
 not exist, a write conditioned on a sequence number no document has (a version conflict), an index creation
 under a name that is taken (the alias). A 403 is a denial; any other answer (200, 404, 400, 409) means the
 action was allowed. Probes that could create an index (a write, a create) run only when the deployment's alias
-exists: a write to a missing index would auto-create it. The template and pipeline puts of
+exists, and the writes carry `require_alias` besides: a write to a missing name would auto-create an index of
+that name, which then blocks the alias for good -- and another replica may be creating the indices that very
+moment (the facts alias there, the query log's not yet). The template and pipeline puts of
 MEMORY_OPENSEARCH_INSTALL=auto are not tried (a put is not harmless): the install at start-up names them.
 
 Denied on every index action while cluster actions pass: the role was most likely made for another prefix, and
@@ -88,7 +90,8 @@ def _write_each(names: Names) -> Callable[[OpenSearch], list[Denial]]:
         for alias in aliases:
             lines += [{"index": {"_index": alias, "_id": PROBE_ID, "routing": PROBE_ROUTING, "if_seq_no": 0,
                                  "if_primary_term": 1}}, {}]
-        return _item_denials(client.bulk(body=lines), "items", aliases, "indices:data/write/bulk*")
+        return _item_denials(client.bulk(body=lines, params={"require_alias": "true"}), "items", aliases,
+                             "indices:data/write/bulk*")
     return call
 
 
@@ -149,7 +152,7 @@ def probes(names: Names) -> list[Probe]:
     """The role's permissions (role.py), each with a call that needs it; item-level ones return their denials."""
     facts = names.facts
     spare = f"{facts}.{PROBE_ID}"  # matches `<prefix>-facts.*`, never created
-    conditioned = {"if_seq_no": "0", "if_primary_term": "1", "routing": PROBE_ROUTING}
+    conditioned = {"if_seq_no": "0", "if_primary_term": "1", "routing": PROBE_ROUTING, "require_alias": "true"}
     return [
         Probe("cluster:monitor/main", "cluster", lambda c: c.info()),
         Probe("cluster:monitor/nodes/info", "cluster", lambda c: c.nodes.info(metric="plugins")),

@@ -58,6 +58,12 @@ def _advice(kind: str, reason: str) -> str:
         if permission:
             return (f" -- the service's user lacks {permission.group(1)}: grant it (docs/operators.md, least privilege; "
                     "`memory opensearch role` prints the role)")
+    if kind == "invalid_alias_name_exception" and "same name as the alias" in text:
+        squatter = re.search(r"invalid alias name \[([^\]]+)\]", text)
+        name = squatter.group(1) if squatter else "<alias>"
+        return (f" -- an index is named {name}, the alias's own name (a write reached the cluster before the alias "
+                f"existed, with action.auto_create_index on): it holds only mirror copies; delete it (DELETE /{name}, "
+                "as a cluster administrator) and the service creates the alias and refills it from the canonical store")
     if kind in ("index_not_found_exception", "alias_not_found_exception"):
         return " -- the index is gone: the service creates it again and refills it from the canonical store"
     return ""
