@@ -310,7 +310,7 @@ def build_services(settings: Settings, *, embedder: Embedder | None = None, rank
         profiles=profiles,
         facts=FactService(store, embedder, backend, gate),
         search=SearchService(store, embedder, backend, query_log, gate, embedder_wait_s=settings.embedder_wait,
-                             weights=ranking or shipped()),
+                             weights=ranking or shipped(), names_with_search=capabilities.names_with_search),
         query_log=query_log,
         stats=StoreStats(store, capabilities.aggregates),
         gaps=GapReport(SqlMissReader(db), embedder, gate, mirrored=capabilities.mirrored),

@@ -58,6 +58,7 @@ class SearchService:
         *,
         embedder_wait_s: float = 0.0,
         weights: Weights | None = None,
+        names_with_search: bool = False,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -66,6 +67,7 @@ class SearchService:
         self.gate = gate or EmbedGate(embedder)
         self.embedder_wait_s = embedder_wait_s  # how long a search waits for a model still loading
         self._weights = weights  # the second ranking stage's (service.domain.ranking); None: the shipped ones
+        self.names_with_search = names_with_search  # the backend's Capabilities.names_with_search
         # the probes in one batch (one call to a remote embedder), as facts are: unit vectors, like a query's
         self.levels = StoreLevels(lambda texts: np.stack([e.vector for e in embedder.embed_facts(texts)]),
                                   backend.closest, self._probe_texts)
@@ -151,8 +153,15 @@ class SearchService:
         until: str | None = None,
     ) -> SearchOutcome:
         started = time.perf_counter()
-        request, embedding = self._request(profile, query, limit, kind, tags, window.parse(since, until))
+        request, embedding = self._request(profile, query, limit, kind, tags, window.parse(since, until),
+                                           names_later=self.names_with_search)
         found = self.backend.search(request)
+        if request.names and found.names_held is not None:
+            meaning = names.keeping(request.query, {t for t, n in zip(request.names, found.names_held) if n > 0})
+            if meaning != request.query:  # a name no active fact holds: searched again, embedded without it
+                again = embedding = self._embed_in_background(meaning)
+                request = replace(request, names=(), pending_vector=lambda: _vector(again()))
+                found = self.backend.search(request)
         if found.pool is not None:
             found = self._ranked(self._staged(profile, request, embedding, found.pool), found, request.limit)
         scored = self.hydrate(profile, found)
@@ -181,16 +190,23 @@ class SearchService:
         return found, None if found.pool is None else self._staged(profile, request, embedding, found.pool)
 
     def _request(self, profile: ProfileRef, query: str, limit: int, kind: str | None, tags: list[str] | None,
-                 scope: window.Window) -> tuple[SearchRequest, Callable[[], Embedding | None] | None]:
+                 scope: window.Window, *, names_later: bool = False
+                 ) -> tuple[SearchRequest, Callable[[], Embedding | None] | None]:
+        """The validated request and its query's embedding, started. Embedded as `_meaning` says -- or, with
+        `names_later` (a backend that counts the names within its search), as written, its names asked of the
+        search itself (`search` then searches again when the embedding should have left one out)."""
         query = validation.query(query)
         limit = validation.bounded_int(limit, low=1, high=SEARCH_LIMIT_MAX, param="limit")
         kind = validation.kind(kind) if kind is not None else None  # "" is an error, not 'any kind'
         tag_filter = tuple(validation.tags(tags, search=True))
-        embedding = self._embed_in_background(self._meaning(profile, query)) \
-            if self.gate.usable(self.embedder_wait_s) else None
+        embedding: Callable[[], Embedding | None] | None = None
+        asked: tuple[str, ...] = ()
+        if self.gate.usable(self.embedder_wait_s):
+            asked = tuple(names.terms(query)) if names_later else ()
+            embedding = self._embed_in_background(query if names_later else self._meaning(profile, query))
         request = SearchRequest(
             profile_id=profile.id, profile=profile.name, query=query, limit=limit, kind=kind, tags=tag_filter,
-            window=scope, pending_vector=None if embedding is None else lambda: _vector(embedding()),
+            window=scope, pending_vector=None if embedding is None else lambda: _vector(embedding()), names=asked,
         )
         return request, embedding
 

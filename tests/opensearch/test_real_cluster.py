@@ -18,7 +18,7 @@ from opensearchpy import OpenSearch
 
 from service.config import Settings
 from service.container import Services, build_services, embedded_search
-from service.domain import lexical
+from service.domain import lexical, names
 from service.domain.ports import SearchRequest
 from service.domain.ranking import level
 from service.search.opensearch.backend import OpenSearchBackend
@@ -270,3 +270,48 @@ def test_close_vectors_of_other_profiles_never_crowd_out_a_profiles_facts(hybrid
     assert {f.fact.uid for f in found.facts} == mine and all(f.vector is not None for f in found.facts)
     assert hybrid.search.search(beta, "deploy kubernetes cluster", limit=50).matched_count == 60
 
+
+
+def test_the_names_are_counted_within_the_search_and_a_name_no_fact_holds_searches_again(
+        hybrid: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Capabilities.names_with_search: a query naming someone is embedded as written, the names counted in the
+    search's own round trip; only when no active fact holds one of them is it embedded again without it and
+    searched again -- the answer the names asked first gives (names_with_search off), in one round trip when
+    every name is held, two when one is not, and no round trip of its own for the names either way."""
+    alpha = hybrid.profiles.create("alpha")
+    hybrid.facts.write(alpha, title="Dave deploys", text="Dave deploys the cluster with Argo CD.", kind="project",
+                       tags=["dave"])
+    hybrid.facts.write(alpha, title="Grafana", text="Latency dashboards live in Grafana.", kind="reference",
+                       tags=[])
+    hybrid.facts.write(alpha, title="Tests", text="Run pytest before every release.", kind="project", tags=[])
+    settle(hybrid)
+    hybrid.search.search(alpha, "deploy")  # the store's off-topic level measured (its probes' names asked)
+    searcher, backend = backend_of(hybrid).searcher, backend_of(hybrid)
+    embedded: list[str] = []
+    round_trips: list[int] = []
+    asked: list[list[str]] = []
+    original_embed, original_msearch, original_holding = (hybrid.embedder.embed_query_tokens, searcher._msearch,
+                                                          backend.holding)
+    monkeypatch.setattr(hybrid.embedder, "embed_query_tokens", lambda text: (embedded.append(text),
+                                                                               original_embed(text))[1])
+    monkeypatch.setattr(searcher, "_msearch", lambda *a, **k: (round_trips.append(1), original_msearch(*a, **k))[1])
+    monkeypatch.setattr(backend, "holding", lambda *a: (asked.append(a[2]), original_holding(*a))[1])
+
+    def answer(query: str) -> tuple[int | None, list[str], str]:
+        found = hybrid.search.search(alpha, query)
+        return found.matched_count, [f.fact.uid for f in found.facts], found.mode
+
+    for query, as_embedded, trips in [("How does Dave deploy the cluster?", "How does Dave deploy the cluster?", 1),
+                                      ("How does Emi's friend Dave deploy?", "How does friend Dave deploy?", 2),
+                                      ("What did Zed say about Grafana latency?", "What did say about Grafana latency?",
+                                       2)]:
+        embedded.clear(), round_trips.clear()
+        speculated = answer(query)
+        assert (embedded[-1], len(round_trips), asked) == (as_embedded, trips, []), query
+        hybrid.search.names_with_search = False  # the names asked first, as the embedded backend's searches do
+        try:
+            assert answer(query) == speculated and speculated[2] == "hybrid", query
+            assert asked == [names.terms(query)]  # the round trip of its own the names cost before
+        finally:
+            hybrid.search.names_with_search = True
+            asked.clear()

@@ -79,6 +79,9 @@ class SearchRequest:
     vector: np.ndarray | None = None  # the query's embedding; None when the embedder is off or failed
     # Or the embedding still being computed: query_vector() waits for it (None if it failed).
     pending_vector: Callable[[], np.ndarray | None] | None = field(default=None, compare=False, repr=False)
+    # The query's names (service.domain.names.terms) whose active facts the backend counts within this search and
+    # hands back as SearchHits.names_held (a backend whose Capabilities.names_with_search is on); () asks nothing.
+    names: tuple[str, ...] = ()
 
     def query_vector(self) -> np.ndarray | None:
         """The query's embedding. A backend asks for it as late as it can: the embedded backend runs its
@@ -139,6 +142,9 @@ class SearchHits:
     # where memory once knew says which facts it knew; empty when the count is unknown.
     inactive_uids: list[str] = field(default_factory=list)
     pool: Pool | None = None
+    # How many active facts hold each of request.names, in order; None when the search did not count them (it then
+    # used no query vector, or it was asked nothing).
+    names_held: tuple[int, ...] | None = None
 
 
 
@@ -171,6 +177,11 @@ class Capabilities:
     aggregates: AggregateMirror | None = None
     # Builds in-process indexes ahead of the first search (embedded); run in the background by `memory serve`.
     warm: Callable[[], None] | None = None
+    # The backend counts a search's names (SearchRequest.names) in the same round trip as the search
+    # (opensearch): a search then embeds its query as written and searches again, without the names no active
+    # fact holds, only when there are such names -- instead of asking `holding` first, a round trip of its own
+    # before every search naming someone. False: `holding` is cheap (in process) and asked first.
+    names_with_search: bool = False
 
     @property
     def mirrored(self) -> bool:

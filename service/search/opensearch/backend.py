@@ -63,7 +63,7 @@ class OpenSearchBackend:
         self.aggregates = MirrorAggregates(self.client, canonical, self.health, self.names.facts,
                                            self.names.queries)
         self.fallback = fallback  # lexical, from the canonical store (built by service.container)
-        self.capabilities = Capabilities(aggregates=self.aggregates)
+        self.capabilities = Capabilities(aggregates=self.aggregates, names_with_search=True)
 
     def search(self, request: SearchRequest) -> SearchHits:
         try:

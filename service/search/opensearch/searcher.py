@@ -2,7 +2,10 @@
 
 Every request names the deployment's shared facts alias, routes to the profile's shard and filters on its id
 (service.search.opensearch.queries). A search is one _msearch: one round trip to the cluster (a degraded
-hybrid search asks one more, for its hits' raw BM25 scores).
+hybrid search asks one more, for its hits' raw BM25 scores). A hybrid search also counts the query's names
+(SearchRequest.names) in that round trip: the domain embeds a query as written and searches again only when it
+names someone no active fact holds (Capabilities.names_with_search), rather than asking first before every
+search that names anyone.
 
 Raises BackendUnavailable on any cluster failure; the backend then answers from the canonical store.
 Modes and counts follow the one rule of service.search.mode, as the embedded backend does:
@@ -111,11 +114,15 @@ class Searcher:
             q.without_vector(pid, kind=request.kind, tags=request.tags, window=request.window),
             q.term_counts(pid, terms, kind=request.kind, tags=request.tags, window=request.window),
         ]
+        if request.names:  # the query's names, counted in the same round trip (Capabilities.names_with_search)
+            bodies.append(q.term_counts(pid, list(request.names), kind=None, tags=()))
         if ask_known:  # the readability rule: does any term occur in the profile's facts at all?
             bodies.append(q.any_term(pid, terms))
         answers = self._msearch(pid, bodies, check=False)
+        named = answers[4] if request.names else None
+        names_held = q.term_counts_of(named, request.names) if named is not None and "error" not in named else None
         if ask_known and "error" not in answers[-1] and not _any(answers[-1]):  # no term occurs: an exact miss
-            return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))
+            return SearchHits(0, 0, [], search_mode(vectors_on=True, semantic=False))  # whatever the vector
         _check(answers)
         found, matches_answer, unembedded_answer, counts_answer = answers[:4]
         hits = found["hits"]["hits"]
@@ -134,13 +141,14 @@ class Searcher:
         matched, inactive, inactive_uids = q.match_counts(matches_answer)
         mode = search_mode(vectors_on=True, all_embedded=_total(unembedded_answer) == 0)
         if not exact(mode):
-            return SearchHits(None, None, self._fused(request, terms, hits, stored, cosines), mode)
+            return SearchHits(None, None, self._fused(request, terms, hits, stored, cosines), mode,
+                              names_held=names_held)
         if any(c.cosine is None for c in candidates):  # a vector read back as of another model: fused as before
             return SearchHits(matched, inactive, self._fused(request, terms, hits, stored, cosines), mode,
-                              inactive_uids)
+                              inactive_uids, names_held=names_held)
         pool = Pool(sorted(candidates, key=lambda c: c.fact_id), scope=_total(counts_answer) or 0,
                     term_df=q.term_counts_of(counts_answer, terms), by_words=q.by_words_of(counts_answer, terms))
-        return SearchHits(matched, inactive, [], mode, inactive_uids, pool=pool)
+        return SearchHits(matched, inactive, [], mode, inactive_uids, pool=pool, names_held=names_held)
 
     def _fused(self, request: SearchRequest, terms: list[str], hits: list[dict[str, Any]],
                stored: dict[int, tuple[Fact, Embedding | None]], cosines: dict[str, float | None]) -> list[Hit]:
