@@ -315,3 +315,26 @@ def test_the_names_are_counted_within_the_search_and_a_name_no_fact_holds_search
         finally:
             hybrid.search.names_with_search = True
             asked.clear()
+
+
+def test_a_profile_whose_searches_mostly_name_someone_it_never_mentions_asks_first(
+        hybrid: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searching twice pays only while few searches must: once a third of a profile's recent searches naming
+    someone named someone it never mentions (a store of a few facts), its searches ask the names first again --
+    and go back to counting them within the search when its searches name whom it holds."""
+    alpha = hybrid.profiles.create("alpha")
+    hybrid.facts.write(alpha, title="Dave deploys", text="Dave deploys the cluster.", kind="project", tags=["dave"])
+    settle(hybrid)
+    hybrid.search.search(alpha, "deploy")  # the store's off-topic level measured (its probes' names asked)
+    backend = backend_of(hybrid)
+    asked: list[list[str]] = []
+    original_holding = backend.holding
+    monkeypatch.setattr(backend, "holding", lambda *a: (asked.append(a[2]), original_holding(*a))[1])
+    flow = []
+    for query in ["Did Emi deploy?", "Did Zed deploy?", "Did Ann deploy?", "Did Dave deploy?", "Did Dave deploy it?",
+                  "Did Emi deploy it?"]:
+        asked.clear()
+        hybrid.search.search(alpha, query)
+        flow.append("first" if asked else "within")
+    # the share, a moving average (weight 0.2): 0.2, 0.36, 0.49 after the unheld three, then 0.39, 0.31 -- below 1/3
+    assert flow == ["within", "within", "first", "first", "first", "within"]
