@@ -77,7 +77,8 @@ class SearchService:
         self.names_with_search = names_with_search  # the backend's Capabilities.names_with_search
         # Per profile, the share of its recent searches naming someone that named someone no active fact holds
         # (a moving average): where it is high (a store of ten facts holds few names) a search asks the backend
-        # first rather than search twice, even when the backend could count the names within the search.
+        # first rather than search twice, even when the backend could count the names within the search. A
+        # profile starts at the line: it asks first until a search names only whom it holds.
         self._unheld: dict[int, float] = {}
         # the probes in one batch (one call to a remote embedder), as facts are: unit vectors, like a query's
         self.levels = StoreLevels(lambda texts: np.stack([e.vector for e in embedder.embed_facts(texts)]),
@@ -164,7 +165,7 @@ class SearchService:
         until: str | None = None,
     ) -> SearchOutcome:
         started = time.perf_counter()
-        names_later = self.names_with_search and self._unheld.get(profile.id, 0.0) < UNHELD_SHARE
+        names_later = self.names_with_search and self._unheld.get(profile.id, UNHELD_SHARE) < UNHELD_SHARE
         request, embedding = self._request(profile, query, limit, kind, tags, window.parse(since, until),
                                            names_later=names_later)
         found = self.backend.search(request)
@@ -230,7 +231,8 @@ class SearchService:
 
     def _heard(self, profile_id: int, *, unheld: bool) -> None:
         """A search naming someone learnt whether it named someone no active fact of the profile holds."""
-        self._unheld[profile_id] = (1 - UNHELD_WEIGHT) * self._unheld.get(profile_id, 0.0) + UNHELD_WEIGHT * unheld
+        self._unheld[profile_id] = (1 - UNHELD_WEIGHT) * self._unheld.get(profile_id, UNHELD_SHARE) + \
+            UNHELD_WEIGHT * unheld
 
     def _staged(self, profile: ProfileRef, request: SearchRequest, embedding: Callable[[], Embedding | None] | None,
                 pool: Pool) -> Staged:

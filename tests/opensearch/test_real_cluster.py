@@ -286,6 +286,8 @@ def test_the_names_are_counted_within_the_search_and_a_name_no_fact_holds_search
     hybrid.facts.write(alpha, title="Tests", text="Run pytest before every release.", kind="project", tags=[])
     settle(hybrid)
     hybrid.search.search(alpha, "deploy")  # the store's off-topic level measured (its probes' names asked)
+    for query in ["What does Dave deploy?", "Does Dave deploy?", "Who deploys Grafana?"]:  # names it holds: from now
+        hybrid.search.search(alpha, query)  # on counted within the search (the next test has the switch)
     searcher, backend = backend_of(hybrid).searcher, backend_of(hybrid)
     embedded: list[str] = []
     round_trips: list[int] = []
@@ -327,14 +329,15 @@ def test_a_profile_whose_searches_mostly_name_someone_it_never_mentions_asks_fir
     settle(hybrid)
     hybrid.search.search(alpha, "deploy")  # the store's off-topic level measured (its probes' names asked)
     backend = backend_of(hybrid)
-    asked: list[list[str]] = []
+    asked: list[list[str]] = []  # a profile starts asking first, until a search names only whom it holds
     original_holding = backend.holding
     monkeypatch.setattr(backend, "holding", lambda *a: (asked.append(a[2]), original_holding(*a))[1])
     flow = []
-    for query in ["Did Emi deploy?", "Did Zed deploy?", "Did Ann deploy?", "Did Dave deploy?", "Did Dave deploy it?",
-                  "Did Emi deploy it?"]:
+    for query in ["Did Dave deploy?", "Did Dave deploy it?", "Did Emi deploy?", "Did Zed deploy?", "Did Dave deploy again?",
+                  "Did Dave deploy once?", "Did Dave deploy twice?"]:
         asked.clear()
         hybrid.search.search(alpha, query)
         flow.append("first" if asked else "within")
-    # the share, a moving average (weight 0.2): 0.2, 0.36, 0.49 after the unheld three, then 0.39, 0.31 -- below 1/3
-    assert flow == ["within", "within", "first", "first", "first", "within"]
+    # the share, a moving average (weight 0.2) starting at the line (1/3): 0.27, 0.21 after two held, 0.37, 0.50
+    # after two unheld, then 0.40, 0.32 -- below the line again
+    assert flow == ["first", "within", "within", "first", "first", "first", "within"]
