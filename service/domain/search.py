@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 # bench/opensearch_scale.py: one profile of 10,000 facts (~1 in 10) gains, 1,000 profiles of ten facts (most) lose.
 UNHELD_SHARE = 1 / 3
 UNHELD_WEIGHT = 0.2  # the moving average's weight of the latest search
+UNHELD_KEPT = 65_536  # profiles whose share is kept; past it every profile starts again at the line
 
 
 def _vector(embedding: Embedding | None) -> np.ndarray | None:
@@ -231,6 +232,8 @@ class SearchService:
 
     def _heard(self, profile_id: int, *, unheld: bool) -> None:
         """A search naming someone learnt whether it named someone no active fact of the profile holds."""
+        if len(self._unheld) >= UNHELD_KEPT and profile_id not in self._unheld:
+            self._unheld.clear()
         self._unheld[profile_id] = (1 - UNHELD_WEIGHT) * self._unheld.get(profile_id, UNHELD_SHARE) + \
             UNHELD_WEIGHT * unheld
 
