@@ -131,6 +131,12 @@ def test_an_index_squatting_an_alias_name_is_named_and_once_deleted_the_mirror_c
         problems = " ".join(backend.status()["problems"])
         assert f"delete it (DELETE /{names.queries}" in problems, problems
         assert services.search.search(alpha, "argo deploys").mode == "degraded"  # the canonical store answers
+        maintenance = open_mirror_maintenance(services.settings, services.db, services.embedder)
+        try:  # `memory check` names it too, not with `memory reindex` (which cannot swap the alias onto it)
+            found = maintenance.check(alpha)["indices"]
+            assert f"an index is named {names.queries}" in found and "memory reindex" not in found, found
+        finally:
+            maintenance.close()
         client.indices.delete(index=names.queries)
         backend.sync_now()
         status = backend.status()

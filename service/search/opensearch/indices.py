@@ -132,6 +132,14 @@ class IndexManager:
         indices = sorted(name for name, body in found.items() if alias in body.get("aliases", {}))
         return indices[-1] if indices else None
 
+    def squatted(self, alias: str) -> bool:
+        """An index (not an alias) bears the alias's own name: the alias can be neither created nor swapped to
+        a rebuilt index until it is deleted (an index auto-created by a write that reached the cluster first)."""
+        if self.current(alias) is not None:
+            return False
+        with translated("index exists"):
+            return bool(self.client.indices.exists(index=alias))
+
     def versions(self, alias: str) -> list[str]:
         """Every `<alias>.v<N>` index, oldest version first."""
         with translated("list indices"):

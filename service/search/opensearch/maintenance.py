@@ -210,6 +210,13 @@ class MirrorMaintenance:
             if refused:
                 problems["outbox_refused"] = {"rows": refused, "last_error": reason}
         missing = [alias for alias in self.indices.aliases if self.indices.current(alias) is None]
+        squatted = [alias for alias in missing if self.indices.squatted(alias)]
+        if squatted:  # `memory reindex` cannot swap an alias onto a name an index holds
+            problems["indices"] = "; ".join(
+                f"an index is named {name}, the alias's own name: it holds only mirror copies; delete it (DELETE "
+                f"/{name}, as a cluster administrator) and the service creates the alias and refills it from the "
+                "canonical store" for name in squatted)
+            return problems
         if missing:
             problems["indices"] = f"missing {', '.join(missing)}: run `memory reindex`"
             return problems
