@@ -135,10 +135,12 @@ class IndexManager:
     def squatted(self, alias: str) -> bool:
         """An index (not an alias) bears the alias's own name: the alias can be neither created nor swapped to
         a rebuilt index until it is deleted (an index auto-created by a write that reached the cluster first)."""
-        if self.current(alias) is not None:
+        try:
+            with translated("get alias"):  # asked as `current` asks: the role's aliases/get on its own names
+                found = self.client.indices.get_alias(index=alias)
+        except IndexMissing:
             return False
-        with translated("index exists"):
-            return bool(self.client.indices.exists(index=alias))
+        return alias in found and alias not in found[alias].get("aliases", {})
 
     def versions(self, alias: str) -> list[str]:
         """Every `<alias>.v<N>` index, oldest version first."""
