@@ -172,8 +172,9 @@ class SearchService:
         found = self.backend.search(request)
         if request.names and found.names_held is not None:
             meaning = names.keeping(request.query, {t for t, n in zip(request.names, found.names_held) if n > 0})
-            self._heard(profile.id, unheld=meaning != request.query)
-            if meaning != request.query:  # a name no active fact holds: searched again, embedded without it
+            unheld = meaning != request.query
+            self._heard(profile.id, unheld=unheld)
+            if unheld:  # a name no active fact holds: searched again, embedded without it
                 again = embedding = self._embed_in_background(meaning)
                 request = replace(request, names=(), pending_vector=lambda: _vector(again()))
                 found = self.backend.search(request)

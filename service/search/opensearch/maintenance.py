@@ -35,6 +35,7 @@ from service.search.opensearch.documents import routing
 from service.search.opensearch.indices import IndexManager
 from service.search.opensearch.mirror import Mirror
 from service.search.opensearch.permissions import denials, problems as permission_problems
+from service.search.opensearch.refusals import squatting
 from service.search.opensearch.security_config import security_notes
 from service.search.opensearch.role import role
 
@@ -212,10 +213,7 @@ class MirrorMaintenance:
         missing = [alias for alias in self.indices.aliases if self.indices.current(alias) is None]
         squatted = [alias for alias in missing if self.indices.squatted(alias)]
         if squatted:  # `memory reindex` cannot swap an alias onto a name an index holds
-            problems["indices"] = "; ".join(
-                f"an index is named {name}, the alias's own name: it holds only mirror copies; delete it (DELETE "
-                f"/{name}, as a cluster administrator) and the service creates the alias and refills it from the "
-                "canonical store" for name in squatted)
+            problems["indices"] = "; ".join(squatting(name) for name in squatted)
             return problems
         if missing:
             problems["indices"] = f"missing {', '.join(missing)}: run `memory reindex`"

@@ -31,6 +31,13 @@ def explain(error: Any) -> str:
     return f"{said}{_advice(kind, reason)}"
 
 
+def squatting(name: str) -> str:
+    """What to do about an index that bears an alias's own name (the sync's refusal and `memory check` say it)."""
+    return (f"an index is named {name}, the alias's own name (a write reached the cluster before the alias existed, "
+            f"with action.auto_create_index on): it holds only mirror copies; delete it (DELETE /{name}, as a cluster "
+            "administrator) and the service creates the alias and refills it from the canonical store")
+
+
 def _advice(kind: str, reason: str) -> str:
     text = reason.lower()
     if kind == "cluster_block_exception" and "read-only-allow-delete" in text:
@@ -60,10 +67,7 @@ def _advice(kind: str, reason: str) -> str:
                     "`memory opensearch role` prints the role)")
     if kind == "invalid_alias_name_exception" and "same name as the alias" in text:
         squatter = re.search(r"invalid alias name \[([^\]]+)\]", text)
-        name = squatter.group(1) if squatter else "<alias>"
-        return (f" -- an index is named {name}, the alias's own name (a write reached the cluster before the alias "
-                f"existed, with action.auto_create_index on): it holds only mirror copies; delete it (DELETE /{name}, "
-                "as a cluster administrator) and the service creates the alias and refills it from the canonical store")
+        return " -- " + squatting(squatter.group(1) if squatter else "<alias>")
     if kind in ("index_not_found_exception", "alias_not_found_exception"):
         return " -- the index is gone: the service creates it again and refills it from the canonical store"
     return ""
